@@ -1,0 +1,209 @@
+#include "autoscale/autoscaler.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testutil/builders.h"
+
+namespace tide::autoscale {
+namespace {
+
+using ::testing::HasSubstr;
+using model::Tier;
+using testing::At;
+using testing::BootingNode;
+using testing::Pending;
+using testing::Pool;
+using testing::ReadyNode;
+using testing::AddRunning;
+
+AutoscalerOptions TideOptions() {
+  AutoscalerOptions o;  // the defaults are tide's
+  o.scale_up.release_lookahead = Seconds(0);
+  return o;
+}
+
+std::vector<Action> Of(const ScalingPlan& plan, ActionKind kind) {
+  std::vector<Action> out;
+  for (const auto& a : plan.actions) {
+    if (a.kind == kind) out.push_back(a);
+  }
+  return out;
+}
+
+int Bought(const ScalingPlan& plan, int pool = -1) {
+  int n = 0;
+  for (const auto& a : Of(plan, ActionKind::kScaleUp)) {
+    if (pool < 0 || a.pool == pool) n += a.count;
+  }
+  return n;
+}
+
+class AutoscalerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_ = testing::Spec({Pool("p8", 8, Tier::kOnDemand, 100, 0, 10)});
+    state_.spec = &spec_;
+  }
+  ScalingPlan RunOnce(const AutoscalerOptions& o, int64_t now) {
+    auto as = Autoscaler::Make(o);
+    EXPECT_TRUE(as.ok()) << as.status();
+    auto plan = as->RunOnce(state_, At(now));
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return *plan;
+  }
+  model::ClusterSpec spec_;
+  model::ClusterState state_;
+};
+
+TEST_F(AutoscalerTest, BuysOnlyWhenMoreThanThresholdJobsPend) {
+  for (int i = 1; i <= 3; ++i) state_.jobs.push_back(Pending(i, 8, 1, /*submit=*/100));
+  EXPECT_EQ(Bought(RunOnce(TideOptions(), 110)), 0);  // 3 pending, threshold 3, grace not over
+  state_.jobs.push_back(Pending(4, 8, 1, 100));
+  const ScalingPlan plan = RunOnce(TideOptions(), 110);
+  EXPECT_EQ(Bought(plan), 4);
+  EXPECT_THAT(Of(plan, ActionKind::kScaleUp)[0].reason, HasSubstr("4 GPU jobs pending (more than 3)"));
+}
+
+TEST_F(AutoscalerTest, GraceBuysForASmallQueueAndSaysWhenItWillLookAgain) {
+  state_.jobs = {Pending(1, 8, 1, /*submit=*/100)};
+  const ScalingPlan early = RunOnce(TideOptions(), 110);
+  EXPECT_EQ(Bought(early), 0);
+  EXPECT_EQ(early.next_wakeup, At(130));  // submit + 30 s grace
+  const ScalingPlan late = RunOnce(TideOptions(), 130);
+  EXPECT_EQ(Bought(late), 1);
+  EXPECT_THAT(Of(late, ActionKind::kScaleUp)[0].reason, HasSubstr("has waited 30s"));
+}
+
+TEST_F(AutoscalerTest, PacksSmallJobsOntoFewNodes) {
+  for (int i = 1; i <= 10; ++i) state_.jobs.push_back(Pending(i, 2, 1));  // 20 GPUs
+  EXPECT_EQ(Bought(RunOnce(TideOptions(), 60)), 3);
+}
+
+TEST_F(AutoscalerTest, CountsBootingNodesSoNothingIsBoughtTwice) {
+  for (int i = 1; i <= 6; ++i) state_.jobs.push_back(Pending(i, 8, 1));
+  state_.nodes = {BootingNode(1, 0, 8, 200), BootingNode(2, 0, 8, 200), BootingNode(3, 0, 8, 200),
+                  BootingNode(4, 0, 8, 200)};
+  const ScalingPlan plan = RunOnce(TideOptions(), 60);
+  EXPECT_EQ(Bought(plan), 2);  // 6 needed, 4 on the way
+  EXPECT_EQ(plan.covered.size(), 4u);
+  state_.nodes.push_back(BootingNode(5, 0, 8, 200));
+  state_.nodes.push_back(BootingNode(6, 0, 8, 200));
+  EXPECT_EQ(Bought(RunOnce(TideOptions(), 70)), 0);
+}
+
+TEST_F(AutoscalerTest, UsesFreeCapacityOfReadyNodesForPartOfAGang) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8)};
+  state_.jobs = {Pending(1, 8, 3)};  // 3 nodes' worth; one is idle already
+  EXPECT_EQ(Bought(RunOnce(TideOptions(), 60)), 2);
+}
+
+TEST_F(AutoscalerTest, RespectsMaxAndNeverBuysHalfAGang) {
+  spec_.pools[0].max_nodes = 4;
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  AddRunning(&state_, Pending(100, 8, 1), {{1, 1}}, 99999);
+  AddRunning(&state_, Pending(101, 8, 1), {{2, 1}}, 99999);
+  state_.jobs.push_back(Pending(1, 8, 4));  // needs 4 nodes; there is room for 2 more
+  for (int i = 2; i <= 5; ++i) state_.jobs.push_back(Pending(i, 8, 1, 1));
+  const ScalingPlan plan = RunOnce(TideOptions(), 60);
+  EXPECT_EQ(Bought(plan), 2);  // two single-node jobs, not half of job 1
+  const auto at_max = Of(plan, ActionKind::kAtMax);
+  ASSERT_EQ(at_max.size(), 3u);  // job 1 and the two single-node jobs left over
+  EXPECT_EQ(at_max[0].jobs, std::vector<model::JobId>({1}));
+  EXPECT_THAT(at_max[0].reason, HasSubstr("p8 4/4"));
+}
+
+TEST_F(AutoscalerTest, ClusterAutoscalerStylePackingMayBuyPartOfAGang) {
+  spec_.pools[0].max_nodes = 4;
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  AddRunning(&state_, Pending(100, 8, 1), {{1, 1}}, 99999);
+  AddRunning(&state_, Pending(101, 8, 1), {{2, 1}}, 99999);
+  for (int i = 1; i <= 4; ++i) state_.jobs.push_back(Pending(i, 8, 4));  // each fits only once both finish
+  AutoscalerOptions o = TideOptions();
+  o.scale_up.gang_aware = false;
+  EXPECT_EQ(Bought(RunOnce(o, 60)), 2);  // half a gang: the behaviour tide avoids
+  EXPECT_EQ(Bought(RunOnce(TideOptions(), 60)), 0);
+}
+
+TEST_F(AutoscalerTest, ReportsJobsThatFitNoPool) {
+  state_.jobs = {Pending(1, 16, 1), Pending(2, 8, 11)};  // a 16-GPU worker; 11 nodes > max 10
+  for (int i = 3; i <= 5; ++i) state_.jobs.push_back(Pending(i, 1, 1));
+  const ScalingPlan plan = RunOnce(TideOptions(), 60);
+  const auto bad = Of(plan, ActionKind::kUnschedulable);
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_THAT(bad[0].reason, HasSubstr("needs 16 GPUs per worker; the largest node has 8"));
+  EXPECT_THAT(bad[1].reason, HasSubstr("all pools together hold at most 10 such workers"));
+  EXPECT_EQ(Bought(plan), 1);  // the three small jobs still get a node
+}
+
+TEST_F(AutoscalerTest, ReservedPoolsAreNeverBoughtOrReleased) {
+  spec_ = testing::Spec({Pool("res", 8, Tier::kReserved, 50, 2, 2), Pool("od", 8, Tier::kOnDemand, 100, 0, 10)});
+  state_.nodes = {ReadyNode(1, 0, 8, 8, 0), ReadyNode(2, 0, 8, 8)};
+  AddRunning(&state_, Pending(100, 8, 1), {{2, 1}}, 99999);
+  for (int i = 1; i <= 5; ++i) state_.jobs.push_back(Pending(i, 8, 1));
+  const ScalingPlan plan = RunOnce(TideOptions(), 7200);
+  EXPECT_EQ(Bought(plan, 0), 0);
+  EXPECT_EQ(Bought(plan, 1), 4);  // one job fits the idle reserved node
+  EXPECT_TRUE(Of(plan, ActionKind::kRelease).empty());
+}
+
+TEST_F(AutoscalerTest, DoesNotBuyForWorkThatRunningJobsFreeBeforeABoot) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  AddRunning(&state_, Pending(100, 8, 1), {{1, 1}}, /*end=*/100);    // frees in 40 s
+  AddRunning(&state_, Pending(101, 8, 1), {{2, 1}}, /*end=*/99999);  // not soon
+  state_.jobs.push_back(Pending(1, 8, 1, 0));
+  state_.jobs.push_back(Pending(2, 8, 1, 0));
+  AutoscalerOptions o = TideOptions();
+  o.scale_up.trigger.pending_grace = Seconds(0);
+  EXPECT_EQ(Bought(RunOnce(o, 60)), 2);
+  o.scale_up.release_lookahead = Seconds(180);
+  EXPECT_EQ(Bought(RunOnce(o, 60)), 1);
+  o.scale_up.release_lookahead.reset();  // auto: the pool's expected boot, 180 s here
+  EXPECT_EQ(Bought(RunOnce(o, 60)), 1);
+}
+
+TEST_F(AutoscalerTest, ChoosesTheCheaperPoolPerUsedGpu) {
+  spec_ = testing::Spec({Pool("big", 8, Tier::kOnDemand, 100, 0, 10), Pool("small", 2, Tier::kOnDemand, 27, 0, 10)});
+  state_.jobs = {Pending(1, 1, 1)};
+  AutoscalerOptions o = TideOptions();
+  o.scale_up.trigger.pending_grace = Seconds(0);
+  // One 1-GPU job: a 2-GPU node at 27/h beats an 8-GPU node at 100/h.
+  EXPECT_EQ(Bought(RunOnce(o, 0), 1), 1);
+  // Eight: one 8-GPU node (12.5 per GPU-hour) beats four small ones (13.5).
+  for (int i = 2; i <= 8; ++i) state_.jobs.push_back(Pending(i, 1, 1));
+  const ScalingPlan plan = RunOnce(o, 0);
+  EXPECT_EQ(Bought(plan, 0), 1);
+  EXPECT_EQ(Bought(plan, 1), 0);
+  EXPECT_THAT(Of(plan, ActionKind::kScaleUp)[0].reason, HasSubstr("least-cost"));
+}
+
+TEST_F(AutoscalerTest, OnePoolPerPassWhenAsked) {
+  spec_ = testing::Spec({Pool("a", 8, Tier::kOnDemand, 100, 0, 1), Pool("b", 8, Tier::kOnDemand, 100, 0, 10)});
+  for (int i = 1; i <= 3; ++i) state_.jobs.push_back(Pending(i, 8, 1));
+  AutoscalerOptions o = TideOptions();
+  o.scale_up.trigger.pending_threshold = 0;
+  EXPECT_EQ(Bought(RunOnce(o, 0)), 3);
+  o.scale_up.max_pools_per_pass = 1;
+  EXPECT_EQ(Bought(RunOnce(o, 0)), 1);  // pool a (declared first), one node
+}
+
+TEST_F(AutoscalerTest, IdleNodesAreKeptForPendingJobsPlannedOntoThem) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8, /*idle_since=*/0)};
+  state_.jobs = {Pending(1, 8, 2, 0)};  // pending: needs node 1 plus one more
+  const ScalingPlan plan = RunOnce(TideOptions(), 3600);
+  EXPECT_TRUE(Of(plan, ActionKind::kRelease).empty());
+  EXPECT_EQ(Bought(plan), 1);
+}
+
+TEST_F(AutoscalerTest, RejectsBadOptions) {
+  AutoscalerOptions o;
+  o.scale_up.expanders = {"cheapest"};
+  auto as = Autoscaler::Make(o);
+  ASSERT_FALSE(as.ok());
+  EXPECT_THAT(std::string(Message(as.status())), HasSubstr("unknown expander 'cheapest'"));
+}
+
+}  // namespace
+}  // namespace tide::autoscale

@@ -1,0 +1,54 @@
+#include "autoscale/scaledown/idle_release.h"
+#include "core/strings.h"
+
+#include <algorithm>
+#include <vector>
+
+
+namespace tide::autoscale {
+
+void IdleRelease::Evaluate(const model::ClusterState& state, const absl::flat_hash_set<model::NodeId>& needed,
+                           Timestamp now, ScalingPlan* plan) const {
+  const model::ClusterSpec& spec = *state.spec;
+  const size_t num_pools = spec.pools.size();
+  std::vector<int> staying(num_pools, 0);  // nodes that are not on their way out
+  std::vector<std::vector<const model::Node*>> due(num_pools);
+  for (const auto& n : state.nodes) {
+    if (n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) ++staying[n.pool];
+    if (n.state != model::NodeState::kReady || !n.idle()) continue;
+    if (spec.pools[n.pool].tier == model::Tier::kReserved && !options_.release_reserved) continue;
+    const Timestamp deadline = n.idle_since + options_.idle_after;
+    if (deadline > now) {
+      plan->next_wakeup = std::min(plan->next_wakeup, deadline);
+      continue;
+    }
+    if (needed.contains(n.id)) continue;
+    due[n.pool].push_back(&n);
+  }
+  for (size_t p = 0; p < num_pools; ++p) {
+    auto& nodes = due[p];
+    if (nodes.empty()) continue;
+    std::sort(nodes.begin(), nodes.end(), [](const model::Node* a, const model::Node* b) {
+      return a->idle_since != b->idle_since ? a->idle_since < b->idle_since : a->id < b->id;
+    });
+    const int can_release = std::max(0, staying[p] - spec.pools[p].min_nodes);
+    if (static_cast<int>(nodes.size()) > can_release) nodes.resize(can_release);
+    if (nodes.empty()) continue;
+    Action a;
+    a.kind = ActionKind::kRelease;
+    a.pool = static_cast<int>(p);
+    a.count = static_cast<int>(nodes.size());
+    Duration longest{0};
+    for (const auto* n : nodes) {
+      a.nodes.push_back(n->id);
+      longest = std::max(longest, now - n->idle_since);
+    }
+    a.reason = StrCat(a.count, " node", a.count == 1 ? "" : "s", " idle for ",
+                            a.count == 1 ? "" : "up to ", FormatDuration(longest), " (release after ",
+                            FormatDuration(options_.idle_after), "); pool stays at or above min ",
+                            spec.pools[p].min_nodes);
+    plan->actions.push_back(std::move(a));
+  }
+}
+
+}  // namespace tide::autoscale

@@ -1,0 +1,61 @@
+// BinpackingEstimator: how many nodes of one pool the pending jobs need.
+//
+// It packs the pending gangs, in queue order, onto a what-if snapshot: first
+// onto whatever capacity is left there (ready nodes, booting nodes, nodes this
+// plan already bought), then onto new nodes built from the pool's template,
+// up to the pool's headroom. A gang is packed whole or not at all, so a buy
+// never leaves half a job's nodes idle. With gang_aware = false it packs
+// worker by worker, as cluster-autoscaler does with pods, and may buy part of
+// a gang. See docs/design/scale-up-estimator.md.
+#ifndef TIDE_AUTOSCALE_SCALEUP_ESTIMATOR_H_
+#define TIDE_AUTOSCALE_SCALEUP_ESTIMATOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "model/cluster.h"
+#include "sched/snapshot.h"
+
+namespace tide::autoscale {
+
+// A pending job and how many of its workers still need a place.
+struct Demand {
+  const model::Job* job = nullptr;
+  sched::PoolMask pools = 0;  // where its workers may run
+  int workers_left = 0;
+};
+
+// One way to serve (part of) the demand: `nodes` new nodes of `pool`.
+struct ScaleUpOption {
+  int pool = -1;
+  int nodes = 0;
+  // (index into the demand list, workers placed) for every demand served.
+  std::vector<std::pair<int, int>> served;
+  int64_t useful_gpus = 0;  // GPUs the served jobs use on the new nodes
+  int64_t new_gpus = 0;     // GPUs of the new nodes
+  double cost_per_hour = 0;
+
+  // Hourly cost per GPU that is actually used; infinite when none is.
+  double CostPerUsedGpuHour() const;
+  // The share of the new GPUs left idle, in [0, 1].
+  double Waste() const;
+};
+
+class BinpackingEstimator {
+ public:
+  explicit BinpackingEstimator(bool gang_aware) : gang_aware_(gang_aware) {}
+
+  // Packs `demands` onto `snap` plus at most `max_new_nodes` new nodes of
+  // `pool` (whose ids count down from *next_template_id). Mutates `snap`:
+  // callers who only ask "what if" wrap the call in a CapacitySnapshot::Fork.
+  ScaleUpOption Estimate(const model::ClusterSpec& spec, int pool, int max_new_nodes,
+                         const std::vector<Demand>& demands, sched::CapacitySnapshot* snap,
+                         model::NodeId* next_template_id) const;
+
+ private:
+  bool gang_aware_;
+};
+
+}  // namespace tide::autoscale
+
+#endif  // TIDE_AUTOSCALE_SCALEUP_ESTIMATOR_H_

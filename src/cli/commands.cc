@@ -1,0 +1,215 @@
+#include "cli/commands.h"
+#include "core/strings.h"
+
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "autoscale/policy.h"
+#include "config/config.h"
+#include "report/report.h"
+#include "sim/compare.h"
+#include "trace/demand.h"
+#include "trace/reader.h"
+#include "trace/synth.h"
+
+namespace tide::cli {
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
+
+int Fail(const Status& s) {
+  std::cerr << "tide: " << s.message() << "\n";
+  return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound ? kBadInput
+                                                                                                   : kFailed;
+}
+
+// The configuration's defaults when no file is given.
+config::Config DefaultConfig() {
+  auto c = config::ParseConfig(
+      "pools:\n  - {name: default, instance_type: {gpus: 8}, tier: on-demand, price_per_hour: 100}\n", "(defaults)");
+  return *c;
+}
+
+trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
+  trace::TraceOptions o;
+  o.start = cfg.simulation.start;
+  o.gpus_per_node =
+      cfg.simulation.gpus_per_worker_max > 0 ? cfg.simulation.gpus_per_worker_max : cfg.cluster.MaxGpusPerNode();
+  o.spec = &cfg.cluster;
+  return o;
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return absl::NotFoundError(StrCat(path, ": cannot write"));
+  out << text;
+  out.close();
+  if (!out) return absl::UnavailableError(StrCat(path, ": write failed"));
+  return OkStatus();
+}
+
+}  // namespace
+
+int Simulate(const SimulateArgs& args) {
+  auto cfg = config::LoadConfig(args.config);
+  if (!cfg.ok()) return Fail(cfg.status());
+  const trace::TraceOptions topts = TraceOptionsFor(*cfg);
+  auto open = [&]() { return trace::OpenTrace(args.trace, args.format, topts); };
+
+  // One pass over the workload for its size and unqueued demand (which also
+  // validates every row before any simulation starts).
+  auto reader = open();
+  if (!reader.ok()) return Fail(reader.status());
+  auto summary = trace::SummarizeWorkload(**reader);
+  if (!summary.ok()) return Fail(summary.status());
+
+  const std::string list = args.compare.empty() ? StrJoin(cfg->policies.compare, ",") : args.compare;
+  auto policies = autoscale::MakePolicies(list, cfg->policies, cfg->cluster, summary->demand);
+  if (!policies.ok()) return Fail(policies.status());
+
+  sim::CompareOptions copts;
+  copts.sim.seed = args.seed.value_or(cfg->simulation.seed);
+  copts.sim.record_decisions = !args.decision_log.empty();
+  copts.threads = args.threads;
+  auto outputs = sim::RunComparison(cfg->cluster, *policies, open, copts);
+  if (!outputs.ok()) return Fail(outputs.status());
+
+  std::vector<sim::PolicyResult> results;
+  for (const auto& o : *outputs) results.push_back(o.result);
+  report::RunInfo info;
+  info.config = args.config;
+  info.trace = (*reader)->Describe();
+  info.jobs = summary->jobs;
+  info.gpu_hours = summary->gpu_hours;
+  info.peak_demand_gpus = summary->demand.peak_gpus;
+  info.mean_demand_gpus = summary->demand.mean_gpus;
+  info.seed = copts.sim.seed;
+
+  if (!args.quiet) std::cout << report::FormatTable(info, cfg->cluster, results);
+  if (!args.json_out.empty()) {
+    if (auto s = WriteFile(args.json_out, report::FormatJson(info, cfg->cluster, results)); !s.ok()) return Fail(s);
+  }
+  if (!args.decision_log.empty()) {
+    std::string text;
+    for (const auto& o : *outputs) {
+      for (const auto& line : o.decisions) StrAppend(&text, line, "\n");
+    }
+    if (auto s = WriteFile(args.decision_log, text); !s.ok()) return Fail(s);
+  }
+  return kOk;
+}
+
+int TraceSynth(const SynthArgs& args) {
+  config::Config cfg = DefaultConfig();
+  if (!args.config.empty()) {
+    auto c = config::LoadConfig(args.config);
+    if (!c.ok()) return Fail(c.status());
+    cfg = std::move(*c);
+  }
+  trace::SynthOptions o;
+  o.seed = args.seed;
+  o.days = args.days;
+  o.jobs_per_hour = args.jobs_per_hour;
+  o.scale = args.scale;
+  o.utc_offset_hours = args.utc_offset_hours;
+  o.start = cfg.simulation.start;
+  o.gpus_per_node = TraceOptionsFor(cfg).gpus_per_node;
+  if (!args.start.empty()) {
+    auto t = ParseTimestamp(args.start);
+    if (!t.ok()) return Fail(absl::InvalidArgumentError(StrCat("--start: ", Message(t.status()))));
+    o.start = *t;
+  }
+  auto reader = trace::MakeSynthReader(o, &cfg.cluster);
+  if (!reader.ok()) return Fail(reader.status());
+  std::ofstream file;
+  std::ostream* out = &std::cout;
+  if (!args.out.empty() && args.out != "-") {
+    file.open(args.out, std::ios::binary);
+    if (!file) return Fail(absl::NotFoundError(StrCat(args.out, ": cannot write")));
+    out = &file;
+  }
+  trace::NativeWriter writer(out, &cfg.cluster, o.start);
+  int64_t n = 0;
+  while (true) {
+    auto job = (*reader)->Next();
+    if (!job.ok()) return Fail(job.status());
+    if (!*job) break;
+    writer.Write(**job);
+    ++n;
+  }
+  out->flush();
+  if (!*out) return Fail(absl::UnavailableError("writing the trace failed"));
+  if (out != &std::cout) {
+    std::cerr << fmt::format("tide: wrote {} jobs over {} days to {} (seed {}, start {})\n", n, o.days, args.out,
+                                 o.seed, FormatTimestamp(o.start));
+  }
+  return kOk;
+}
+
+int TraceStats(const StatsArgs& args) {
+  config::Config cfg = DefaultConfig();
+  if (!args.config.empty()) {
+    auto c = config::LoadConfig(args.config);
+    if (!c.ok()) return Fail(c.status());
+    cfg = std::move(*c);
+  }
+  const trace::TraceOptions topts = TraceOptionsFor(cfg);
+  auto reader = trace::OpenTrace(args.trace, args.format, topts);
+  if (!reader.ok()) return Fail(reader.status());
+  std::map<int, int64_t> sizes;
+  std::map<std::string, int64_t> classes;
+  std::vector<int64_t> runtimes;
+  Timestamp first = kInfiniteFuture, last = kInfinitePast;
+  double gpu_hours = 0;
+  while (true) {
+    auto job = (*reader)->Next();
+    if (!job.ok()) return Fail(job.status());
+    if (!*job) break;
+    ++sizes[(*job)->gpus()];
+    ++classes[cfg.cluster.priority_classes[(*job)->priority_class].name];
+    runtimes.push_back((*job)->runtime.count());
+    first = std::min(first, (*job)->submit);
+    last = std::max(last, (*job)->submit);
+    gpu_hours += (*job)->gpus() * static_cast<double>((*job)->runtime.count()) / 3600.0;
+  }
+  auto again = trace::OpenTrace(args.trace, args.format, topts);
+  if (!again.ok()) return Fail(again.status());
+  auto summary = trace::SummarizeWorkload(**again);
+  if (!summary.ok()) return Fail(summary.status());
+  std::cout << "trace: " << (*reader)->Describe() << "\n";
+  std::cout << fmt::format("jobs: {} over {} (first {}, last {})\n", runtimes.size(),
+                               report::HumanDuration(runtimes.empty() ? 0 : (last - first).count()),
+                               runtimes.empty() ? "-" : FormatTimestamp(first),
+                               runtimes.empty() ? "-" : FormatTimestamp(last));
+  std::cout << fmt::format("GPU-hours: {:.0f}; unqueued demand: peak {} GPUs, mean {:.1f} GPUs\n", gpu_hours,
+                               summary->demand.peak_gpus, summary->demand.mean_gpus);
+  auto pct = sim::ComputePercentiles(&runtimes);
+  std::cout << fmt::format("runtime p50 / p95 / p99: {} / {} / {}\n", report::HumanDuration(pct.p50),
+                               report::HumanDuration(pct.p95), report::HumanDuration(pct.p99));
+  std::cout << "GPUs per job:";
+  for (const auto& [g, n] : sizes) std::cout << " " << g << ":" << n;
+  std::cout << "\npriority classes:";
+  for (const auto& [c, n] : classes) std::cout << " " << c << ":" << n;
+  std::cout << "\n";
+  return kOk;
+}
+
+int Validate(const std::string& path) {
+  auto cfg = config::LoadConfig(path);
+  if (!cfg.ok()) return Fail(cfg.status());
+  std::cout << path << ": OK\n";
+  for (const auto& p : cfg->cluster.pools) {
+    std::cout << fmt::format("  pool {:<20} {:<9} {:>2} x {:<10} {:<12} {:>8.2f} {}/h  nodes {}..{}  boot {}\n", p.name,
+                                 model::TierName(p.tier), p.type.gpus, p.type.gpu_model, p.region, p.price_per_hour,
+                                 cfg->cluster.currency, p.min_nodes, p.max_nodes, p.boot_delay.Describe());
+  }
+  for (const auto& policy : cfg->policies.compare) {
+    auto made = autoscale::MakePolicy(policy, cfg->policies, cfg->cluster, autoscale::DemandStats{});
+    if (!made.ok()) return Fail(made.status());
+  }
+  std::cout << "  policies compared by default: " << StrJoin(cfg->policies.compare, ", ") << "\n";
+  return kOk;
+}
+
+}  // namespace tide::cli

@@ -1,0 +1,61 @@
+// tide: elastic GPU capacity for ML training clusters.
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tide: elastic GPU capacity for training clusters (simulate policies on real traces)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tide 0.1.0");
+
+  tide::cli::SimulateArgs sim;
+  auto* simulate = app.add_subcommand("simulate", "Replay a workload under several policies and compare them");
+  simulate->add_option("--config,-c", sim.config, "Cluster configuration (YAML)")->required()->check(CLI::ExistingFile);
+  simulate->add_option("--trace,-t", sim.trace, "Workload trace (CSV)")->required()->check(CLI::ExistingFile);
+  simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly")->capture_default_str();
+  simulate->add_option("--compare", sim.compare,
+                       "Policies, comma-separated: tide, reactive, slurm-powersave, fixed:N|peak|mean[:pool] "
+                       "(default: the configuration's policies.compare)");
+  simulate->add_option("--json", sim.json_out, "Also write the figures as JSON to this file");
+  simulate->add_option("--decision-log", sim.decision_log, "Write every decision, with its reason, to this file");
+  simulate->add_option("--seed", sim.seed, "Random seed (default: simulation.seed)");
+  simulate->add_option("--threads", sim.threads, "Policies simulated at once (default: one per core)");
+  simulate->add_flag("--quiet,-q", sim.quiet, "Print nothing on success");
+
+  auto* trace = app.add_subcommand("trace", "Generate or inspect workload traces");
+  trace->require_subcommand(1);
+  tide::cli::SynthArgs synth;
+  auto* synth_cmd = trace->add_subcommand("synth", "Generate a seeded synthetic tidal workload (native CSV)");
+  synth_cmd->add_option("--config,-c", synth.config, "Configuration, for priority classes and start time");
+  synth_cmd->add_option("--out,-o", synth.out, "Output file (default: standard output)");
+  synth_cmd->add_option("--days", synth.days, "Days of workload")->capture_default_str()->check(CLI::Range(1, 3660));
+  synth_cmd->add_option("--seed", synth.seed, "Random seed")->capture_default_str();
+  synth_cmd->add_option("--jobs-per-hour", synth.jobs_per_hour, "Regular jobs per hour at the daytime peak")
+      ->capture_default_str();
+  synth_cmd->add_option("--scale", synth.scale, "Multiplies every arrival rate")->capture_default_str();
+  synth_cmd->add_option("--utc-offset", synth.utc_offset_hours, "Hours east of UTC of the working day")
+      ->capture_default_str();
+  synth_cmd->add_option("--start", synth.start, "Time zero, ISO-8601 (default: simulation.start)");
+
+  tide::cli::StatsArgs stats;
+  auto* stats_cmd = trace->add_subcommand("stats", "Summarise a trace: jobs, sizes, GPU-hours, demand");
+  stats_cmd->add_option("--trace,-t", stats.trace, "Workload trace (CSV)")->required()->check(CLI::ExistingFile);
+  stats_cmd->add_option("--format,-f", stats.format, "Trace format")->capture_default_str();
+  stats_cmd->add_option("--config,-c", stats.config, "Configuration, for priority classes");
+
+  std::string validate_config;
+  auto* validate = app.add_subcommand("validate", "Check a configuration file and print what it defines");
+  validate->add_option("config", validate_config, "Configuration (YAML)")->required()->check(CLI::ExistingFile);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (*simulate) return tide::cli::Simulate(sim);
+  if (*synth_cmd) return tide::cli::TraceSynth(synth);
+  if (*stats_cmd) return tide::cli::TraceStats(stats);
+  if (*validate) return tide::cli::Validate(validate_config);
+  return 2;
+}

@@ -1,0 +1,41 @@
+// Configuration: one YAML file describing the cluster (instance types, pools,
+// prices), priority classes, the simulation and every policy's options.
+// docs/configuration.md is the reference; every default is the mission's
+// number. Errors name the file, line, column and field:
+//   cluster.yaml:14:16: pools[1].max_nodes: must be >= min_nodes (2), got 1
+#ifndef TIDE_CONFIG_CONFIG_H_
+#define TIDE_CONFIG_CONFIG_H_
+
+#include <string>
+
+#include "autoscale/policy.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "model/cluster.h"
+
+namespace tide::config {
+
+struct SimulationSettings {
+  uint64_t seed = 1;
+  // Time zero for traces whose times are relative.
+  Timestamp start = FromUnixSeconds(1767571200);  // 2026-01-05T00:00:00Z, a Monday
+  // Multi-GPU jobs in ITP/Philly/native `gpus` are split into workers of at
+  // most this many GPUs; 0 = the largest node of any pool.
+  int gpus_per_worker_max = 0;
+};
+
+struct Config {
+  std::string source;  // the file it came from
+  model::ClusterSpec cluster;
+  autoscale::PolicyDefaults policies;
+  SimulationSettings simulation;
+};
+
+// Reads and validates a configuration file.
+Result<Config> LoadConfig(const std::string& path);
+// The same, from text; `name` stands for the file in error messages.
+Result<Config> ParseConfig(const std::string& text, const std::string& name);
+
+}  // namespace tide::config
+
+#endif  // TIDE_CONFIG_CONFIG_H_

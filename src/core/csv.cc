@@ -1,0 +1,147 @@
+#include "core/csv.h"
+#include "core/strings.h"
+
+#include <charconv>
+#include <cmath>
+
+
+namespace tide {
+
+Result<std::unique_ptr<CsvReader>> CsvReader::Open(const std::string& path) {
+  auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!file->is_open()) {
+    return absl::NotFoundError(StrCat(path, ": cannot open file"));
+  }
+  auto reader = std::make_unique<CsvReader>(file.get(), path);
+  reader->owned_ = std::move(file);
+  return reader;
+}
+
+CsvReader::CsvReader(std::istream* in, std::string name) : in_(in), name_(std::move(name)) {}
+
+bool CsvReader::ReadLine() {
+  while (std::getline(*in_, buf_)) {
+    ++line_;
+    if (!buf_.empty() && buf_.back() == '\r') buf_.pop_back();
+    std::string_view trimmed = StripWhitespace(buf_);
+    if (trimmed.empty() || trimmed.front() == '#') continue;
+    return true;
+  }
+  return false;
+}
+
+Status CsvReader::Split() {
+  fields_.clear();
+  std::string_view s = buf_;
+  if (s.find('"') == std::string_view::npos) {  // the common case: views into the line
+    size_t i = 0;
+    while (true) {
+      size_t end = s.find(',', i);
+      if (end == std::string_view::npos) end = s.size();
+      fields_.push_back(StripWhitespace(s.substr(i, end - i)));
+      if (end == s.size()) break;
+      i = end + 1;
+    }
+    return OkStatus();
+  }
+  // Quoted fields: copy every field, then point the views at the copies.
+  unquoted_.clear();
+  size_t i = 0;
+  while (true) {
+    std::string field;
+    if (i < s.size() && s[i] == '"') {
+      ++i;
+      while (true) {
+        if (i >= s.size()) return LineError("unterminated quoted field");
+        if (s[i] == '"') {
+          if (i + 1 < s.size() && s[i + 1] == '"') {
+            field.push_back('"');
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field.push_back(s[i++]);
+      }
+      if (i < s.size() && s[i] != ',') return LineError("text after a closing quote");
+    } else {
+      size_t end = s.find(',', i);
+      if (end == std::string_view::npos) end = s.size();
+      field = std::string(StripWhitespace(s.substr(i, end - i)));
+      i = end;
+    }
+    unquoted_.push_back(std::move(field));
+    if (i >= s.size()) break;
+    ++i;  // skip ','
+  }
+  for (const auto& f : unquoted_) fields_.push_back(f);
+  return OkStatus();
+}
+
+Status CsvReader::ReadHeader() {
+  if (!ReadLine()) return absl::InvalidArgumentError(StrCat(name_, ": empty file, expected a header row"));
+  TIDE_RETURN_IF_ERROR(Split());
+  header_.clear();
+  for (auto f : fields_) header_.push_back(ToLower(f));
+  return OkStatus();
+}
+
+int CsvReader::Column(std::string_view name) const {
+  for (size_t i = 0; i < header_.size(); ++i) {
+    if (header_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Result<std::optional<std::vector<std::string_view>>> CsvReader::Next() {
+  if (!ReadLine()) return std::optional<std::vector<std::string_view>>();
+  TIDE_RETURN_IF_ERROR(Split());
+  if (!header_.empty() && fields_.size() != header_.size()) {
+    return LineError(StrCat("expected ", header_.size(), " fields (", StrJoin(header_, ","),
+                                  "), found ", fields_.size()));
+  }
+  return std::optional<std::vector<std::string_view>>(fields_);
+}
+
+Status CsvReader::FieldError(std::string_view field, std::string_view what) const {
+  return absl::InvalidArgumentError(StrCat(name_, ":", line_, ": field '", field, "': ", what));
+}
+
+Status CsvReader::LineError(std::string_view what) const {
+  return absl::InvalidArgumentError(StrCat(name_, ":", line_, ": ", what));
+}
+
+Result<int64_t> CsvReader::Int(std::string_view field, std::string_view value) const {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size() || value.empty()) {
+    // Accept integral floats such as "66.0", which some exports write.
+    double d = 0;
+    auto [p2, ec2] = std::from_chars(value.data(), value.data() + value.size(), d);
+    if (ec2 == std::errc() && p2 == value.data() + value.size() && !value.empty() && std::isfinite(d) &&
+        d == std::floor(d) && std::fabs(d) < 9e15) {
+      return static_cast<int64_t>(d);
+    }
+    return FieldError(field, StrCat("expected an integer, got '", value, "'"));
+  }
+  return v;
+}
+
+Result<double> CsvReader::Double(std::string_view field, std::string_view value) const {
+  double v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size() || value.empty() || !std::isfinite(v)) {
+    return FieldError(field, StrCat("expected a number, got '", value, "'"));
+  }
+  return v;
+}
+
+Result<bool> CsvReader::Bool(std::string_view field, std::string_view value) const {
+  std::string v = ToLower(value);
+  if (v == "1" || v == "true" || v == "yes" || v == "y") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "n" || v.empty()) return false;
+  return FieldError(field, StrCat("expected true/false, got '", value, "'"));
+}
+
+}  // namespace tide

@@ -1,0 +1,93 @@
+#include "core/time.h"
+#include "core/strings.h"
+
+#include <cctype>
+#include <sstream>
+
+#include "date/date.h"
+
+namespace tide {
+
+Result<Duration> ParseDuration(std::string_view text) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(StrCat(
+        "'", text, "' is not a duration; write seconds or a number with a unit, like 90s, 5m, 2h, 1d"));
+  };
+  if (text.empty()) return bad();
+  int64_t total = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < text.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return bad();
+    int64_t n = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      n = n * 10 + (text[i] - '0');
+      if (n > (int64_t{1} << 40)) return bad();
+      ++i;
+    }
+    int64_t unit = 1;
+    if (i < text.size()) {
+      switch (text[i]) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        case 'd': unit = 86400; break;
+        default: return bad();
+      }
+      ++i;
+    } else if (any) {
+      return bad();  // "1h30" is ambiguous
+    }
+    total += n * unit;
+    any = true;
+  }
+  return Duration{total};
+}
+
+std::string FormatDuration(Duration d) {
+  int64_t s = d.count();
+  if (s == 0) return "0s";
+  std::string out;
+  if (s < 0) {
+    out = "-";
+    s = -s;
+  }
+  const int64_t days = s / 86400, hours = s % 86400 / 3600, mins = s % 3600 / 60, secs = s % 60;
+  if (days) StrAppend(&out, days, "d");
+  if (hours) StrAppend(&out, hours, "h");
+  if (mins) StrAppend(&out, mins, "m");
+  if (secs) StrAppend(&out, secs, "s");
+  return out;
+}
+
+Result<Timestamp> ParseTimestamp(std::string_view text) {
+  std::string s(text);
+  // Accept "YYYY-MM-DD" alone as midnight UTC.
+  const char* formats[] = {"%FT%T%Ez", "%FT%TZ", "%FT%T", "%F %T%Ez", "%F %TZ", "%F %T", "%F"};
+  for (const char* f : formats) {
+    std::istringstream in(s);
+    date::sys_seconds tp;
+    in >> date::parse(f, tp);
+    if (!in.fail()) {
+      in >> std::ws;
+      if (in.peek() == std::char_traits<char>::eof()) return tp;
+    }
+  }
+  return absl::InvalidArgumentError(StrCat(
+      "'", text, "' is not a timestamp; write ISO-8601 like 2026-01-05T09:00:00Z"));
+}
+
+std::string FormatTimestamp(Timestamp t) { return date::format("%FT%TZ", t); }
+
+Timestamp AlignUp(Timestamp t, Timestamp origin, Duration step) {
+  if (step.count() <= 0 || t <= origin) return t <= origin ? origin : t;
+  const int64_t off = (t - origin).count();
+  const int64_t k = (off + step.count() - 1) / step.count();
+  return origin + Duration{k * step.count()};
+}
+
+Timestamp RealClock::Now() const {
+  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+}
+
+}  // namespace tide

@@ -1,0 +1,193 @@
+#include "report/report.h"
+#include "core/strings.h"
+
+#include <cmath>
+
+#include "nlohmann/json.hpp"
+
+namespace tide::report {
+namespace {
+
+using sim::Percentiles;
+using sim::PolicyResult;
+
+// Figures are rounded so that reports do not depend on the last bits of a
+// floating-point sum.
+// Dividing by the scale (not multiplying by its inverse) yields the double
+// nearest the decimal, which prints short.
+double Round(double x, double unit = 1e-4) {
+  const double scale = std::round(1.0 / unit);
+  return std::round(x * scale) / scale;
+}
+
+std::string Money(double x) {
+  // 1234567.8 -> "1,234,568"
+  const int64_t v = std::llround(x);
+  std::string digits = StrCat(v < 0 ? -v : v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+nlohmann::ordered_json PercentilesJson(const Percentiles& p) {
+  nlohmann::ordered_json j;
+  j["p50"] = p.p50;
+  j["p95"] = p.p95;
+  j["p99"] = p.p99;
+  j["mean"] = Round(p.mean, 0.01);
+  j["max"] = p.max;
+  j["count"] = p.count;
+  return j;
+}
+
+}  // namespace
+
+std::string HumanDuration(int64_t s) {
+  if (s < 60) return StrCat(s, "s");
+  if (s < 3600) return s % 60 ? StrCat(s / 60, "m", s % 60, "s") : StrCat(s / 60, "m");
+  if (s < 86400) return s % 3600 / 60 ? StrCat(s / 3600, "h", s % 3600 / 60, "m") : StrCat(s / 3600, "h");
+  return s % 86400 / 3600 ? StrCat(s / 86400, "d", s % 86400 / 3600, "h") : StrCat(s / 86400, "d");
+}
+
+std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, const std::vector<PolicyResult>& results) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+  auto row = [&](std::string label, auto cell) {
+    std::vector<std::string> cells;
+    for (const auto& r : results) cells.push_back(cell(r));
+    rows.emplace_back(std::move(label), std::move(cells));
+  };
+  auto section = [&](std::string label) { rows.emplace_back(std::move(label), std::vector<std::string>()); };
+
+  section("cost");
+  row(StrCat("  total (", spec.currency, ")"), [](const PolicyResult& r) { return Money(r.cost.total); });
+  for (int t = 0; t < model::kNumTiers; ++t) {
+    bool any = false;
+    for (const auto& r : results) any |= r.cost.by_tier[t] > 0;
+    if (!any) continue;
+    row(StrCat("    ", model::TierName(static_cast<model::Tier>(t))),
+        [t](const PolicyResult& r) { return Money(r.cost.by_tier[t]); });
+  }
+  section("GPU-hours");
+  row("  paid", [](const PolicyResult& r) { return Money(r.cost.gpu_hours_paid); });
+  row("  busy", [](const PolicyResult& r) { return Money(r.gpu_hours_busy); });
+  row("  utilization (busy/paid)", [](const PolicyResult& r) { return fmt::format("{:.1f}%", 100 * r.utilization); });
+  section("queue wait");
+  row("  p50 / p95 / p99", [](const PolicyResult& r) {
+    return StrCat(HumanDuration(r.wait_s.p50), " / ", HumanDuration(r.wait_s.p95), " / ",
+                        HumanDuration(r.wait_s.p99));
+  });
+  for (const auto& cls : spec.priority_classes) {
+    bool any = false;
+    for (const auto& r : results) {
+      for (const auto& [n, p] : r.wait_by_priority) any |= (n == cls.name && p.count > 0);
+    }
+    if (!any) continue;
+    row(StrCat("  p95 ", cls.name), [&](const PolicyResult& r) {
+      for (const auto& [n, p] : r.wait_by_priority) {
+        if (n == cls.name) return HumanDuration(p.p95);
+      }
+      return std::string("-");
+    });
+  }
+  section("job completion time");
+  row("  p50 / p95", [](const PolicyResult& r) {
+    return StrCat(HumanDuration(r.jct_s.p50), " / ", HumanDuration(r.jct_s.p95));
+  });
+  section("nodes");
+  row("  peak", [](const PolicyResult& r) { return StrCat(r.peak_nodes); });
+  row("  bought / released", [](const PolicyResult& r) {
+    return r.kind == "fixed" ? std::string("-") : StrCat(r.nodes_bought, " / ", r.nodes_released);
+  });
+  section("jobs");
+  row("  total", [](const PolicyResult& r) { return StrCat(r.jobs_total); });
+  row("  never started", [](const PolicyResult& r) {
+    return r.jobs_unschedulable > 0 ? StrCat(r.jobs_unstarted, " (", r.jobs_unschedulable, " fit no pool)")
+                                    : StrCat(r.jobs_unstarted);
+  });
+
+  size_t label_w = 0;
+  for (const auto& [l, c] : rows) label_w = std::max(label_w, l.size());
+  std::vector<size_t> col_w;
+  for (const auto& r : results) col_w.push_back(std::max<size_t>(r.name.size(), 8));
+  for (const auto& [l, cells] : rows) {
+    for (size_t i = 0; i < cells.size(); ++i) col_w[i] = std::max(col_w[i], cells[i].size());
+  }
+
+  std::string out;
+  StrAppend(&out, "workload: ", info.trace, "\n");
+  StrAppend(&out, fmt::format("  {} jobs, {} GPU-hours; unqueued demand peaks at {} GPUs, mean {:.0f} GPUs\n",
+                        info.jobs, Money(info.gpu_hours), info.peak_demand_gpus, info.mean_demand_gpus));
+  StrAppend(&out, "cluster: ", info.config, " (seed ", info.seed, ")\n");
+  for (const auto& r : results) {
+    if (!r.description.empty()) StrAppend(&out, "  ", r.name, ": ", r.description, "\n");
+  }
+  out += "\n";
+  StrAppend(&out, std::string(label_w, ' '));
+  for (size_t i = 0; i < results.size(); ++i) StrAppend(&out, fmt::format("  {:>{}}", results[i].name, col_w[i]));
+  out += "\n";
+  for (const auto& [label, cells] : rows) {
+    StrAppend(&out, fmt::format("{:<{}}", label, label_w));
+    for (size_t i = 0; i < cells.size(); ++i) StrAppend(&out, fmt::format("  {:>{}}", cells[i], col_w[i]));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, const std::vector<PolicyResult>& results) {
+  nlohmann::ordered_json root;
+  root["run"] = {{"config", info.config},
+                 {"trace", info.trace},
+                 {"seed", info.seed},
+                 {"jobs", info.jobs},
+                 {"gpu_hours", Round(info.gpu_hours, 0.01)},
+                 {"peak_demand_gpus", info.peak_demand_gpus},
+                 {"mean_demand_gpus", Round(info.mean_demand_gpus, 0.01)}};
+  root["currency"] = spec.currency;
+  auto& policies = root["policies"] = nlohmann::ordered_json::array();
+  for (const auto& r : results) {
+    nlohmann::ordered_json p;
+    p["name"] = r.name;
+    p["kind"] = r.kind;
+    if (!r.description.empty()) p["description"] = r.description;
+    p["cost_total"] = Round(r.cost.total, 0.01);
+    nlohmann::ordered_json tiers;
+    for (int t = 0; t < model::kNumTiers; ++t) {
+      tiers[std::string(model::TierName(static_cast<model::Tier>(t)))] = Round(r.cost.by_tier[t], 0.01);
+    }
+    p["cost_by_tier"] = tiers;
+    nlohmann::ordered_json pools;
+    for (size_t i = 0; i < spec.pools.size() && i < r.cost.by_pool.size(); ++i) {
+      pools[spec.pools[i].name] = Round(r.cost.by_pool[i], 0.01);
+    }
+    p["cost_by_pool"] = pools;
+    p["gpu_hours_paid"] = Round(r.cost.gpu_hours_paid, 0.01);
+    p["gpu_hours_busy"] = Round(r.gpu_hours_busy, 0.01);
+    p["utilization"] = Round(r.utilization);
+    p["wait_s"] = PercentilesJson(r.wait_s);
+    nlohmann::ordered_json wbp, jbp;
+    for (const auto& [n, pc] : r.wait_by_priority) wbp[n] = PercentilesJson(pc);
+    for (const auto& [n, pc] : r.jct_by_priority) jbp[n] = PercentilesJson(pc);
+    p["wait_s_by_priority"] = wbp;
+    p["jct_s"] = PercentilesJson(r.jct_s);
+    p["jct_s_by_priority"] = jbp;
+    p["peak_nodes"] = r.peak_nodes;
+    p["nodes_bought"] = r.nodes_bought;
+    p["nodes_released"] = r.nodes_released;
+    p["jobs_total"] = r.jobs_total;
+    p["jobs_started"] = r.jobs_started;
+    p["jobs_completed"] = r.jobs_completed;
+    p["jobs_unstarted"] = r.jobs_unstarted;
+    p["jobs_unschedulable"] = r.jobs_unschedulable;
+    p["jobs_backfilled"] = r.jobs_backfilled;
+    p["start"] = FormatTimestamp(r.start);
+    p["end"] = FormatTimestamp(r.horizon);
+    p["events"] = r.events;
+    policies.push_back(std::move(p));
+  }
+  return root.dump(2) + "\n";
+}
+
+}  // namespace tide::report

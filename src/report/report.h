@@ -1,0 +1,41 @@
+// The comparison report: one column per policy, as a text table and as JSON
+// with the same figures.
+#ifndef TIDE_REPORT_REPORT_H_
+#define TIDE_REPORT_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "model/cluster.h"
+#include "sim/result.h"
+
+namespace tide::report {
+
+// What was simulated, for the report's header.
+struct RunInfo {
+  std::string config;
+  std::string trace;
+  int64_t jobs = 0;
+  double gpu_hours = 0;
+  int64_t peak_demand_gpus = 0;
+  double mean_demand_gpus = 0;
+  uint64_t seed = 0;
+};
+
+// "42s", "4m37s", "3h12m", "2d3h".
+std::string HumanDuration(int64_t seconds);
+
+// The side-by-side table printed by `tide simulate`.
+std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec,
+                        const std::vector<sim::PolicyResult>& results);
+
+// The same figures as JSON:
+// {"run": {...}, "currency": "...", "policies": [{"name", "cost_total", "gpu_hours_paid", "gpu_hours_busy",
+//   "utilization", "wait_s": {"p50", "p95", "p99", ...}, "jobs_total", "jobs_unstarted", ...}]}
+std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec,
+                       const std::vector<sim::PolicyResult>& results);
+
+}  // namespace tide::report
+
+#endif  // TIDE_REPORT_REPORT_H_

@@ -1,0 +1,18 @@
+// Which pools a job may run on. One rule, used by the scheduler and by the
+// scale-up estimator alike, so the estimator never buys a node the scheduler
+// would refuse to use.
+#ifndef TIDE_SCHED_ELIGIBILITY_H_
+#define TIDE_SCHED_ELIGIBILITY_H_
+
+#include "model/cluster.h"
+#include "sched/snapshot.h"
+
+namespace tide::sched {
+
+// The pools whose nodes can hold one worker of `job`: a node must have at
+// least gpus_per_worker GPUs.
+PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
+
+}  // namespace tide::sched
+
+#endif  // TIDE_SCHED_ELIGIBILITY_H_

@@ -1,0 +1,197 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "sched/eligibility.h"
+#include "sched/queue.h"
+#include "sched/snapshot.h"
+
+namespace tide::sched {
+namespace {
+
+using model::ClusterState;
+using model::Job;
+using model::JobState;
+using model::Node;
+using model::NodeState;
+
+// GPUs returning to a slot at a time: a running job ending, or a booting node
+// joining.
+struct Release {
+  Timestamp time;
+  int slot;
+  int gpus;
+};
+
+// What the cluster will look like for the head job at its shadow time.
+class Reservation {
+ public:
+  Reservation(PoolMask mask, int g, int w, Timestamp shadow, std::vector<int> free_at, const std::vector<int>* pool_of)
+      : mask_(mask), g_(g), w_(w), shadow_(shadow), free_at_(std::move(free_at)), pool_of_(pool_of) {
+    for (size_t s = 0; s < free_at_.size(); ++s) {
+      if (mask_ & PoolBit((*pool_of_)[s])) cap_ += free_at_[s] / g_;
+    }
+  }
+
+  Timestamp shadow() const { return shadow_; }
+
+  // True when starting `job` now on `shares` leaves the head able to start at
+  // the shadow time. If so, records the job's use of the shadow-time capacity.
+  bool Admit(const Job& job, const std::vector<SlotShare>& shares, Timestamp now) {
+    if (now + job.spec.runtime <= shadow_) return true;  // gone before the head starts
+    int64_t lost = 0;
+    for (const auto& sh : shares) {
+      if (!(mask_ & PoolBit((*pool_of_)[sh.slot]))) continue;
+      const int before = free_at_[sh.slot];
+      const int after = before - sh.workers * job.spec.gpus_per_worker;
+      lost += before / g_ - after / g_;
+    }
+    if (cap_ - lost < w_) return false;
+    for (const auto& sh : shares) free_at_[sh.slot] -= sh.workers * job.spec.gpus_per_worker;
+    cap_ -= lost;
+    return true;
+  }
+
+ private:
+  PoolMask mask_;
+  int g_, w_;
+  Timestamp shadow_;
+  std::vector<int> free_at_;
+  const std::vector<int>* pool_of_;  // owned by Schedule()
+  int64_t cap_ = 0;
+};
+
+}  // namespace
+
+SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) const {
+  SchedulerOutput out;
+  const model::ClusterSpec& spec = *state.spec;
+  std::vector<const Job*> pending = PendingInQueueOrder(state);
+  if (pending.empty()) return out;
+
+  const int num_pools = static_cast<int>(spec.pools.size());
+  const int max_gpus = std::max(1, spec.MaxGpusPerNode());
+
+  // Placeable nodes get snapshot slots in id order; nodes that will join later
+  // (booting, when we may not place on them) get slots after them.
+  std::vector<const Node*> nodes;
+  nodes.reserve(state.nodes.size());
+  for (const auto& n : state.nodes) nodes.push_back(&n);
+  std::sort(nodes.begin(), nodes.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+
+  CapacitySnapshot snap(num_pools, max_gpus);
+  CapacitySnapshot full(num_pools, max_gpus);  // every node that is or will be usable, all free
+  absl::flat_hash_map<model::NodeId, int> slot_of;
+  std::vector<int> pool_of;
+  std::vector<const Node*> joining;
+  for (const Node* n : nodes) {
+    const bool placeable = n->state == NodeState::kReady ||
+                           (n->state == NodeState::kProvisioning && options_.place_on_provisioning);
+    if (placeable) {
+      slot_of[n->id] = snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
+      pool_of.push_back(n->pool);
+      full.AddNode(n->id, n->pool, n->gpus, n->gpus);
+    } else if (n->state == NodeState::kProvisioning) {
+      joining.push_back(n);
+      full.AddNode(n->id, n->pool, n->gpus, n->gpus);
+    }
+  }
+  const int placeable_slots = snap.size();
+  for (const Node* n : joining) {
+    slot_of[n->id] = static_cast<int>(pool_of.size());
+    pool_of.push_back(n->pool);
+  }
+  if (snap.total_free() == 0) return out;
+
+  // Releases in time order, computed once and only if some job is blocked.
+  std::optional<std::vector<Release>> releases;
+  auto get_releases = [&]() -> const std::vector<Release>& {
+    if (releases) return *releases;
+    releases.emplace();
+    for (const auto& j : state.jobs) {
+      if (j.state != JobState::kRunning && j.state != JobState::kStarting) continue;
+      for (const auto& sh : j.alloc) {
+        auto it = slot_of.find(sh.node);
+        if (it == slot_of.end() || it->second >= placeable_slots) continue;
+        releases->push_back({std::max(j.expected_end, now), it->second, sh.workers * j.spec.gpus_per_worker});
+      }
+    }
+    for (const Node* n : joining) {
+      releases->push_back({std::max(n->ready_at, now), slot_of[n->id], n->gpus});
+    }
+    std::sort(releases->begin(), releases->end(), [](const Release& a, const Release& b) {
+      return a.time != b.time ? a.time < b.time : a.slot < b.slot;
+    });
+    return *releases;
+  };
+
+  // The reservation for a blocked job, or nullopt if it cannot fit even once
+  // everything running has ended and everything booting has joined.
+  auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
+    const int g = job.spec.gpus_per_worker, w = job.spec.workers;
+    if (full.Slots(mask, g) < w) return std::nullopt;
+    std::vector<int> free_at(pool_of.size(), 0);
+    for (int s = 0; s < placeable_slots; ++s) free_at[s] = snap.free(s);
+    int64_t cap = 0;
+    for (size_t s = 0; s < free_at.size(); ++s) {
+      if (mask & PoolBit(pool_of[s])) cap += free_at[s] / g;
+    }
+    const auto& rel = get_releases();
+    for (size_t i = 0; i < rel.size();) {
+      const Timestamp t = rel[i].time;
+      for (; i < rel.size() && rel[i].time == t; ++i) {
+        const int s = rel[i].slot;
+        const bool counts = mask & PoolBit(pool_of[s]);
+        if (counts) cap -= free_at[s] / g;
+        free_at[s] += rel[i].gpus;
+        if (counts) cap += free_at[s] / g;
+      }
+      if (cap >= w) return Reservation(mask, g, w, t, std::move(free_at), &pool_of);
+    }
+    return std::nullopt;
+  };
+
+  std::optional<Reservation> head;
+  std::vector<SlotShare> shares;
+  auto emit = [&](const Job& job, bool backfilled) {
+    Placement p;
+    p.job = job.id;
+    p.backfilled = backfilled;
+    for (const auto& sh : shares) p.shares.push_back({snap.id(sh.slot), sh.workers});
+    out.placements.push_back(std::move(p));
+  };
+
+  for (const Job* job : pending) {
+    if (snap.total_free() == 0) break;
+    const PoolMask mask = EligiblePools(spec, job->spec);
+    const int g = job->spec.gpus_per_worker, w = job->spec.workers;
+    if (snap.Slots(mask, g) >= w) {
+      shares.clear();
+      if (!head) {
+        snap.Place(mask, g, w, &shares);
+        emit(*job, false);
+        continue;
+      }
+      CapacitySnapshot::Fork fork(&snap);
+      snap.Place(mask, g, w, &shares);
+      if (head->Admit(*job, shares, now)) {
+        fork.Commit();
+        emit(*job, true);
+      }
+      continue;
+    }
+    if (!head) {
+      head = reserve(*job, mask);
+      if (head) {
+        out.head = job->id;
+        out.shadow_time = head->shadow();
+        if (!options_.backfill) break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tide::sched

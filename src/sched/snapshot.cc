@@ -1,0 +1,118 @@
+#include "sched/snapshot.h"
+
+#include <cassert>
+
+namespace tide::sched {
+
+CapacitySnapshot::CapacitySnapshot(int num_pools, int max_gpus_per_node)
+    : num_pools_(num_pools),
+      max_level_(max_gpus_per_node),
+      levels_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1)) {
+  assert(num_pools <= kMaxPools);
+}
+
+int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
+  assert(pool >= 0 && pool < num_pools_);
+  assert(gpus <= max_level_ && free >= 0 && free <= gpus);
+  const int slot = size();
+  nodes_.push_back({id, pool, gpus, free});
+  levels_[pool * (max_level_ + 1) + free].insert(slot);
+  nonempty_pools_ |= PoolBit(pool);
+  total_free_ += free;
+  return slot;
+}
+
+void CapacitySnapshot::SetFree(int slot, int value) {
+  NodeEntry& n = nodes_[slot];
+  assert(value >= 0 && value <= n.gpus);
+  if (value == n.free) return;
+  if (open_forks_ > 0) journal_.push_back({slot, n.free});
+  const int base = n.pool * (max_level_ + 1);
+  levels_[base + n.free].erase(slot);
+  levels_[base + value].insert(slot);
+  total_free_ += value - n.free;
+  n.free = value;
+}
+
+int64_t CapacitySnapshot::Slots(PoolMask pools, int gpus_per_worker) const {
+  if (gpus_per_worker <= 0 || gpus_per_worker > max_level_) return 0;
+  int64_t slots = 0;
+  PoolMask m = pools & nonempty_pools_;
+  while (m) {
+    const int p = __builtin_ctzll(m);
+    m &= m - 1;
+    const int base = p * (max_level_ + 1);
+    for (int f = gpus_per_worker; f <= max_level_; ++f) {
+      slots += static_cast<int64_t>(levels_[base + f].size()) * (f / gpus_per_worker);
+    }
+  }
+  return slots;
+}
+
+int CapacitySnapshot::BestFit(PoolMask pools, int gpus_per_worker) const {
+  PoolMask live = pools & nonempty_pools_;
+  for (int f = gpus_per_worker; f <= max_level_; ++f) {
+    int best = -1;
+    PoolMask m = live;
+    while (m) {
+      const int p = __builtin_ctzll(m);
+      m &= m - 1;
+      const auto& set = levels_[p * (max_level_ + 1) + f];
+      if (!set.empty() && (best < 0 || *set.begin() < best)) best = *set.begin();
+    }
+    if (best >= 0) return best;
+  }
+  return -1;
+}
+
+void CapacitySnapshot::Place(PoolMask pools, int gpus_per_worker, int workers, std::vector<SlotShare>* out) {
+  const size_t first = out->size();
+  for (int w = 0; w < workers; ++w) {
+    const int slot = BestFit(pools, gpus_per_worker);
+    assert(slot >= 0 && "Place() called without enough Slots()");
+    if (slot < 0) return;
+    Take(slot, gpus_per_worker);
+    bool merged = false;
+    for (size_t i = first; i < out->size(); ++i) {
+      if ((*out)[i].slot == slot) {
+        ++(*out)[i].workers;
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) out->push_back({slot, 1});
+  }
+}
+
+CapacitySnapshot::Fork::Fork(CapacitySnapshot* snap)
+    : snap_(snap), journal_mark_(snap->journal_.size()), node_mark_(snap->nodes_.size()) {
+  ++snap_->open_forks_;
+}
+
+CapacitySnapshot::Fork::~Fork() {
+  CapacitySnapshot& s = *snap_;
+  --s.open_forks_;
+  if (committed_) {
+    if (s.open_forks_ == 0) s.journal_.clear();
+    return;
+  }
+  // Undo free-count changes newest first, without journaling the undo.
+  const int saved = s.open_forks_;
+  s.open_forks_ = 0;
+  while (s.journal_.size() > journal_mark_) {
+    const Change c = s.journal_.back();
+    s.journal_.pop_back();
+    s.SetFree(c.slot, c.old_free);
+  }
+  // Then drop the nodes added inside the fork.
+  while (s.nodes_.size() > node_mark_) {
+    const int slot = static_cast<int>(s.nodes_.size()) - 1;
+    const NodeEntry& n = s.nodes_.back();
+    s.levels_[n.pool * (s.max_level_ + 1) + n.free].erase(slot);
+    s.total_free_ -= n.free;
+    s.nodes_.pop_back();
+  }
+  s.open_forks_ = saved;
+}
+
+}  // namespace tide::sched

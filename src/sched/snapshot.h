@@ -1,0 +1,111 @@
+// CapacitySnapshot: free GPUs per node, indexed for best-fit gang placement,
+// with cheap what-if forks.
+//
+// Decision code never edits live state. The scheduler and the scale-up
+// estimator copy the free capacity of the nodes they may use into a
+// CapacitySnapshot, place jobs on it, and (for what-if questions) open a Fork:
+// every change made while a Fork is alive is undone when it goes out of scope,
+// unless it is committed. Template nodes added inside a fork disappear with it.
+//
+// Nodes are addressed by "slot" (0..size()-1, in the order they were added).
+// Ties in best fit go to the lowest slot, so placement is deterministic.
+#ifndef TIDE_SCHED_SNAPSHOT_H_
+#define TIDE_SCHED_SNAPSHOT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "model/cluster.h"
+
+namespace tide::sched {
+
+// A set of pools as a bit mask (ClusterSpec allows at most 64 pools).
+using PoolMask = uint64_t;
+inline constexpr int kMaxPools = 64;
+inline PoolMask PoolBit(int pool) { return PoolMask{1} << pool; }
+
+// `workers` workers of one job placed on the node in `slot`.
+struct SlotShare {
+  int slot = 0;
+  int workers = 0;
+};
+
+class CapacitySnapshot {
+ public:
+  // `max_gpus_per_node` bounds the free count of any node added later.
+  CapacitySnapshot(int num_pools, int max_gpus_per_node);
+
+  // Adds a node with `gpus` in total, `free` of them unallocated. Returns its
+  // slot. Inside a Fork the node is removed again when the fork is reverted.
+  int AddNode(model::NodeId id, int pool, int gpus, int free);
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  model::NodeId id(int slot) const { return nodes_[slot].id; }
+  int pool(int slot) const { return nodes_[slot].pool; }
+  int gpus(int slot) const { return nodes_[slot].gpus; }
+  int free(int slot) const { return nodes_[slot].free; }
+  int64_t total_free() const { return total_free_; }
+
+  // How many workers of `gpus_per_worker` GPUs fit on the nodes of `pools`:
+  // the sum of floor(free / gpus_per_worker). A gang of w workers fits
+  // exactly when this is >= w.
+  int64_t Slots(PoolMask pools, int gpus_per_worker) const;
+
+  // Places `workers` workers by best fit (each on the node of `pools` with the
+  // fewest free GPUs that still hold it). Requires Slots(...) >= workers.
+  // Appends one SlotShare per node used.
+  void Place(PoolMask pools, int gpus_per_worker, int workers, std::vector<SlotShare>* out);
+
+  // Allocates or frees GPUs on one node. Requires 0 <= free - gpus <= node gpus.
+  void Take(int slot, int gpus) { SetFree(slot, nodes_[slot].free - gpus); }
+  void Give(int slot, int gpus) { SetFree(slot, nodes_[slot].free + gpus); }
+
+  // An RAII what-if scope. Changes made while it is the innermost live fork are
+  // undone on destruction unless Commit() was called. Forks nest.
+  class Fork {
+   public:
+    explicit Fork(CapacitySnapshot* snap);
+    ~Fork();
+    Fork(const Fork&) = delete;
+    Fork& operator=(const Fork&) = delete;
+    // Keeps the changes (they become part of the enclosing fork, if any).
+    void Commit() { committed_ = true; }
+
+   private:
+    CapacitySnapshot* snap_;
+    size_t journal_mark_;
+    size_t node_mark_;
+    bool committed_ = false;
+  };
+
+ private:
+  struct NodeEntry {
+    model::NodeId id;
+    int pool;
+    int gpus;
+    int free;
+  };
+  struct Change {
+    int slot;
+    int old_free;
+  };
+
+  void SetFree(int slot, int value);
+  // Finds the best-fit slot for one worker, or -1.
+  int BestFit(PoolMask pools, int gpus_per_worker) const;
+
+  int num_pools_;
+  int max_level_;
+  std::vector<NodeEntry> nodes_;
+  // levels_[pool * (max_level_ + 1) + free] = slots of that pool with that many free GPUs.
+  std::vector<absl::btree_set<int>> levels_;
+  PoolMask nonempty_pools_ = 0;
+  int64_t total_free_ = 0;
+  int open_forks_ = 0;
+  std::vector<Change> journal_;
+};
+
+}  // namespace tide::sched
+
+#endif  // TIDE_SCHED_SNAPSHOT_H_

@@ -1,0 +1,56 @@
+#include "sim/compare.h"
+#include "core/strings.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+
+namespace tide::sim {
+
+Result<std::vector<SimOutput>> RunComparison(const model::ClusterSpec& spec,
+                                             const std::vector<autoscale::PolicyProfile>& policies,
+                                             const TraceFactory& open_trace, const CompareOptions& options) {
+  const size_t n = policies.size();
+  std::vector<model::ClusterSpec> specs;
+  specs.reserve(n);
+  for (const auto& p : policies) specs.push_back(p.ApplyTo(spec));
+  std::vector<Result<SimOutput>> results(n, absl::UnknownError("not run"));
+
+  auto run_one = [&](size_t i) {
+    auto reader = open_trace();
+    if (!reader.ok()) {
+      results[i] = reader.status();
+      return;
+    }
+    Simulator sim(&specs[i], policies[i], options.sim, reader->get());
+    results[i] = sim.Run();
+  };
+
+  int threads = options.threads;
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min<int>(threads, static_cast<int>(n));
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) run_one(i);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (size_t i = next++; i < n; i = next++) run_one(i);
+      });
+    }
+    for (auto& th : pool) th.join();
+  }
+  std::vector<SimOutput> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (!results[i].ok()) {
+      return Status(results[i].status().code(),
+                    StrCat("policy ", policies[i].name, ": ", Message(results[i].status())));
+    }
+    out.push_back(std::move(*results[i]));
+  }
+  return out;
+}
+
+}  // namespace tide::sim

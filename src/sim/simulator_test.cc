@@ -1,0 +1,128 @@
+#include "sim/simulator.h"
+
+#include "core/strings.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testutil/builders.h"
+#include "testutil/vector_trace.h"
+
+namespace tide::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using model::Tier;
+using testing::JobSpecOf;
+using testing::kT0;
+using testing::Pool;
+using testing::VectorTrace;
+
+class SimulatorTest : public ::testing::Test {
+ protected:
+  // One elastic pool of 8-GPU nodes at 36/h (0.01 a second), booting in 120 s.
+  model::ClusterSpec spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 36, 0, 10, /*boot=*/120)});
+
+  SimOutput Simulate(const std::string& policy_name, std::vector<model::JobSpec> jobs,
+                     autoscale::PolicyDefaults defaults = {}, uint64_t seed = 1) {
+    auto policy = autoscale::MakePolicy(policy_name, defaults, spec_, autoscale::DemandStats{16, 8});
+    EXPECT_TRUE(policy.ok()) << policy.status();
+    spec_for_run_ = policy->ApplyTo(spec_);
+    VectorTrace trace(std::move(jobs), kT0);
+    SimOptions o;
+    o.seed = seed;
+    o.record_decisions = true;
+    Simulator sim(&spec_for_run_, *policy, o, &trace);
+    auto out = sim.Run();
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : SimOutput{};
+  }
+
+  model::ClusterSpec spec_for_run_;
+};
+
+TEST_F(SimulatorTest, FixedClusterQueuesAndBillsTheWholeWindow) {
+  const SimOutput out = Simulate("fixed:1", {JobSpecOf("a", 0, 8, 1, 3600), JobSpecOf("b", 0, 8, 1, 1800)});
+  const PolicyResult& r = out.result;
+  EXPECT_EQ(r.jobs_completed, 2);
+  EXPECT_EQ(r.wait_s.max, 3600);  // b waits for a
+  EXPECT_EQ(r.horizon, kT0 + Seconds(5400));
+  EXPECT_DOUBLE_EQ(r.cost.total, 54.0);
+  EXPECT_DOUBLE_EQ(r.cost.gpu_hours_paid, 12.0);
+  EXPECT_DOUBLE_EQ(r.gpu_hours_busy, 12.0);
+  EXPECT_DOUBLE_EQ(r.utilization, 1.0);
+  EXPECT_EQ(r.nodes_bought, 1);  // the fixed node, there from the start
+}
+
+TEST_F(SimulatorTest, ElasticBuysOnTheScanAfterArrivalAndReleasesWhenIdle) {
+  const SimOutput out = Simulate("reactive", {JobSpecOf("a", 5, 8, 1, 600)});
+  const PolicyResult& r = out.result;
+  // Arrives at 5, the 10 s scan buys at 10, the node joins at 130.
+  EXPECT_EQ(r.wait_s.max, 125);
+  EXPECT_EQ(r.jct_s.max, 725);
+  EXPECT_EQ(r.nodes_bought, 1);
+  EXPECT_EQ(r.nodes_released, 1);
+  // Billed from the request (10) to the end of the last job (730).
+  EXPECT_DOUBLE_EQ(r.cost.total, 7.2);
+  ASSERT_GE(out.decisions.size(), 3u);
+  EXPECT_THAT(out.decisions[0], HasSubstr("2026-01-05T00:00:10Z reactive scale-up od +1"));
+  EXPECT_THAT(out.decisions[1], HasSubstr("00:02:10Z reactive start a (1x8 GPUs) on od-1:1: waited 2m5s"));
+  EXPECT_THAT(out.decisions[2], HasSubstr("00:22:10Z reactive release od -1 [od-1]: 1 node idle for 10m"));
+}
+
+TEST_F(SimulatorTest, TideWaitsForItsThresholdOrGrace) {
+  const SimOutput out = Simulate("tide", {JobSpecOf("a", 0, 8, 1, 600), JobSpecOf("b", 0, 8, 1, 600)});
+  // Two jobs (not more than 3): bought when the 30 s grace ends.
+  EXPECT_THAT(out.decisions[0], HasSubstr("00:00:30Z tide scale-up od +2"));
+  EXPECT_EQ(out.result.wait_s.max, 150);
+}
+
+TEST_F(SimulatorTest, PowersaveAllocatesAtOnceAndStartsOnTheNextTick) {
+  const SimOutput out = Simulate("slurm-powersave", {JobSpecOf("a", 5, 8, 1, 600)});
+  // Powered up at 5, joined at 125, started on the 30 s tick at 150.
+  EXPECT_EQ(out.result.wait_s.max, 145);
+  EXPECT_THAT(out.decisions[1], HasSubstr("allocate a"));
+}
+
+TEST_F(SimulatorTest, AJobThatFitsNoPoolIsReportedAndTheRunEnds) {
+  const SimOutput out = Simulate("reactive", {JobSpecOf("huge", 0, 16, 1, 60), JobSpecOf("ok", 0, 8, 1, 60)});
+  EXPECT_EQ(out.result.jobs_unstarted, 1);
+  EXPECT_EQ(out.result.jobs_unschedulable, 1);
+  EXPECT_EQ(out.result.jobs_completed, 1);
+  int reported = 0;
+  for (const auto& d : out.decisions) reported += d.find("unschedulable") != std::string::npos;
+  EXPECT_EQ(reported, 1);  // said once, not on every scan
+}
+
+TEST_F(SimulatorTest, SameSeedSameBytesOtherSeedOtherBootDelays) {
+  spec_.pools[0].boot_delay = {};  // uniform 2-5 minutes
+  std::vector<model::JobSpec> jobs;
+  for (int i = 0; i < 40; ++i) jobs.push_back(JobSpecOf(StrCat("j", i), i * 97, 1 + i % 8, 1, 300 + i * 13));
+  const SimOutput a = Simulate("tide", jobs, {}, 5);
+  const SimOutput b = Simulate("tide", jobs, {}, 5);
+  const SimOutput c = Simulate("tide", jobs, {}, 6);
+  EXPECT_EQ(a.decisions, b.decisions);
+  EXPECT_EQ(a.result.cost.total, b.result.cost.total);
+  EXPECT_NE(a.decisions, c.decisions);
+}
+
+TEST_F(SimulatorTest, MinNodesAreThereFromTheStart) {
+  spec_.pools[0].min_nodes = 2;
+  const SimOutput out = Simulate("tide", {JobSpecOf("a", 0, 8, 2, 100)});
+  EXPECT_EQ(out.result.wait_s.max, 0);
+  EXPECT_EQ(out.result.nodes_released, 0);  // never below min
+}
+
+TEST_F(SimulatorTest, OutOfOrderTraceIsAnError) {
+  auto policy = autoscale::MakePolicy("tide", {}, spec_, std::nullopt);
+  VectorTrace trace({JobSpecOf("a", 100, 1, 1, 10), JobSpecOf("b", 50, 1, 1, 10)}, kT0);
+  Simulator sim(&spec_, *policy, {}, &trace);
+  auto out = sim.Run();
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(std::string(Message(out.status())), HasSubstr("job b is out of submission order"));
+}
+
+}  // namespace
+}  // namespace tide::sim

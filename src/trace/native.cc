@@ -1,0 +1,156 @@
+// tide's native trace format. See docs/traces.md for the column reference.
+#include <cmath>
+
+#include "trace/formats.h"
+#include "core/strings.h"
+
+namespace tide::trace {
+namespace {
+
+constexpr int kMaxGpusPerJob = 1 << 20;
+
+const std::vector<std::string>& KnownColumns() {
+  static const auto* cols = new std::vector<std::string>{
+      "job_id", "submit_time", "runtime", "gpus", "gpus_per_worker", "workers",
+      "priority", "preemptible", "protected", "team"};
+  return *cols;
+}
+
+class NativeReader final : public TraceReader {
+ public:
+  NativeReader(std::unique_ptr<CsvReader> csv, TraceOptions options) : csv_(std::move(csv)), options_(options) {
+    for (const auto& c : KnownColumns()) col_.push_back(csv_->Column(c));
+  }
+
+  Status CheckHeader() const {
+    for (const auto& h : csv_->header()) {
+      bool known = false;
+      for (const auto& c : KnownColumns()) known |= (h == c);
+      if (!known) {
+        return csv_->LineError(StrCat("unknown column '", h, "'; native columns are ",
+                                            StrJoin(KnownColumns(), ", ")));
+      }
+    }
+    if (Col("submit_time") < 0) return csv_->LineError("missing column 'submit_time'");
+    if (Col("runtime") < 0) return csv_->LineError("missing column 'runtime'");
+    const bool split = Col("gpus_per_worker") >= 0 || Col("workers") >= 0;
+    if (Col("gpus") < 0 && !(Col("gpus_per_worker") >= 0 && Col("workers") >= 0)) {
+      return csv_->LineError("give the GPUs as a column 'gpus', or as 'gpus_per_worker' and 'workers'");
+    }
+    if (split && !(Col("gpus_per_worker") >= 0 && Col("workers") >= 0)) {
+      return csv_->LineError("'gpus_per_worker' and 'workers' go together");
+    }
+    return OkStatus();
+  }
+
+  Result<std::optional<model::JobSpec>> Next() override {
+    TIDE_ASSIGN_OR_RETURN(auto row, csv_->Next());
+    if (!row) return std::optional<model::JobSpec>();
+    const auto& f = *row;
+    auto get = [&](std::string_view name) -> std::string_view {
+      const int c = Col(name);
+      return c < 0 ? std::string_view() : f[c];
+    };
+    model::JobSpec job;
+    job.name = std::string(get("job_id"));
+    if (job.name.empty()) job.name = StrCat("line", csv_->line());
+
+    // submit_time: seconds since the trace start, or an ISO-8601 instant.
+    const std::string_view submit = get("submit_time");
+    if (Contains(submit, "-")) {
+      auto t = ParseTimestamp(submit);
+      if (!t.ok()) return csv_->FieldError("submit_time", Message(t.status()));
+      job.submit = *t;
+    } else {
+      TIDE_ASSIGN_OR_RETURN(int64_t s, csv_->Int("submit_time", submit));
+      if (s < 0) return csv_->FieldError("submit_time", "must be >= 0 (seconds since the trace start)");
+      job.submit = options_.start + Seconds(s);
+    }
+    if (job.submit < last_submit_) {
+      return csv_->FieldError("submit_time", StrCat("jobs must be in submission order; ", FormatTimestamp(job.submit),
+                                                          " comes before the previous job's ",
+                                                          FormatTimestamp(last_submit_)));
+    }
+    last_submit_ = job.submit;
+
+    const std::string_view runtime = get("runtime");
+    auto rt = ParseDuration(runtime);
+    if (!rt.ok()) {
+      auto d = csv_->Double("runtime", runtime);  // "3600.0"
+      if (!d.ok()) return csv_->FieldError("runtime", "expected seconds or a duration like 2h30m");
+      rt = Seconds(static_cast<int64_t>(std::llround(*d)));
+    }
+    if (rt->count() < 0) return csv_->FieldError("runtime", "must be >= 0");
+    job.runtime = *rt;
+
+    if (Col("gpus_per_worker") >= 0) {
+      TIDE_ASSIGN_OR_RETURN(int64_t g, csv_->Int("gpus_per_worker", get("gpus_per_worker")));
+      TIDE_ASSIGN_OR_RETURN(int64_t w, csv_->Int("workers", get("workers")));
+      if (g < 1 || g > kMaxGpusPerJob) return csv_->FieldError("gpus_per_worker", "must be at least 1");
+      if (w < 1 || w * g > kMaxGpusPerJob) return csv_->FieldError("workers", "must be at least 1");
+      job.gpus_per_worker = static_cast<int>(g);
+      job.workers = static_cast<int>(w);
+      if (Col("gpus") >= 0 && !get("gpus").empty()) {
+        TIDE_ASSIGN_OR_RETURN(int64_t total, csv_->Int("gpus", get("gpus")));
+        if (total != g * w) {
+          return csv_->FieldError("gpus", StrCat(total, " does not equal gpus_per_worker x workers = ", g * w));
+        }
+      }
+    } else {
+      TIDE_ASSIGN_OR_RETURN(int64_t total, csv_->Int("gpus", get("gpus")));
+      if (total < 1 || total > kMaxGpusPerJob) return csv_->FieldError("gpus", "must be at least 1");
+      SplitGang(static_cast<int>(total), options_.gpus_per_node, &job.workers, &job.gpus_per_worker);
+    }
+
+    const model::ClusterSpec& spec = *options_.spec;
+    job.priority_class = spec.default_priority_class;
+    if (const auto pc = get("priority"); !pc.empty()) {
+      const int idx = spec.PriorityClassIndex(pc);
+      if (idx < 0) {
+        std::vector<std::string> names;
+        for (const auto& c : spec.priority_classes) names.push_back(c.name);
+        return csv_->FieldError("priority", StrCat("unknown priority class '", pc, "'; the configuration defines ",
+                                                         StrJoin(names, ", ")));
+      }
+      job.priority_class = idx;
+    }
+    const auto& cls = spec.priority_classes[job.priority_class];
+    job.preemptible = cls.preemptible;
+    job.is_protected = cls.protect;
+    if (const auto v = get("preemptible"); !v.empty()) {
+      TIDE_ASSIGN_OR_RETURN(job.preemptible, csv_->Bool("preemptible", v));
+    }
+    if (const auto v = get("protected"); !v.empty()) {
+      TIDE_ASSIGN_OR_RETURN(job.is_protected, csv_->Bool("protected", v));
+    }
+    job.team = std::string(get("team"));
+    return std::optional<model::JobSpec>(std::move(job));
+  }
+
+  Timestamp start() const override { return options_.start; }
+  std::string Describe() const override { return StrCat("native:", csv_->name()); }
+
+ private:
+  int Col(std::string_view name) const {
+    const auto& k = KnownColumns();
+    for (size_t i = 0; i < k.size(); ++i) {
+      if (k[i] == name) return col_[i];
+    }
+    return -1;
+  }
+
+  std::unique_ptr<CsvReader> csv_;
+  TraceOptions options_;
+  std::vector<int> col_;
+  Timestamp last_submit_ = kInfinitePast;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TraceReader>> OpenNative(std::unique_ptr<CsvReader> csv, const TraceOptions& options) {
+  auto r = std::make_unique<NativeReader>(std::move(csv), options);
+  TIDE_RETURN_IF_ERROR(r->CheckHeader());
+  return std::unique_ptr<TraceReader>(std::move(r));
+}
+
+}  // namespace tide::trace

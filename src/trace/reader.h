@@ -1,0 +1,64 @@
+// TraceReader: a stream of jobs in submission order, from a file in one of
+// several formats or from the synthetic generator.
+//
+// Formats (docs/traces.md):
+//   native  tide's CSV: submit_time, runtime, gpus or gpus_per_worker+workers,
+//           and optional job_id, priority, preemptible, protected, team.
+//   itp     Microsoft ITP (ElasticFlow traces): job_id,submission_time,duration,num_gpu
+//   philly  Microsoft Philly (Sia export): timestamp,duration,num_gpus,gpu_time,cluster
+//   auto    chosen from the header row.
+#ifndef TIDE_TRACE_READER_H_
+#define TIDE_TRACE_READER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+#include "model/cluster.h"
+
+namespace tide::trace {
+
+class TraceReader {
+ public:
+  virtual ~TraceReader() = default;
+  // The next job, in non-decreasing submission order; std::nullopt at the end.
+  // InvalidArgument on a malformed record, naming the file, line and field.
+  virtual Result<std::optional<model::JobSpec>> Next() = 0;
+  // Time zero of the trace: the instant relative submission times count from.
+  virtual Timestamp start() const = 0;
+  // "itp:path/to/file.csv"
+  virtual std::string Describe() const = 0;
+};
+
+struct TraceOptions {
+  // Time zero for formats whose times are relative (native with seconds, ITP).
+  Timestamp start = FromUnixSeconds(1767571200);  // 2026-01-05T00:00:00Z, a Monday
+  // A job asking for more GPUs than this is split into workers of at most
+  // this many GPUs each (one worker per node): 32 GPUs -> 4 workers x 8.
+  int gpus_per_node = 8;
+  // Priority classes, to resolve names and defaults. Required.
+  const model::ClusterSpec* spec = nullptr;
+};
+
+// The formats OpenTrace accepts.
+std::vector<std::string> TraceFormats();
+
+// Opens `path` as `format` ("auto" detects it from the header).
+Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path, std::string_view format,
+                                               const TraceOptions& options);
+
+// Splits a job of `gpus` GPUs into a gang on nodes of `gpus_per_node`:
+// workers = ceil(gpus / gpus_per_node), gpus_per_worker = ceil(gpus / workers).
+// 12 GPUs on 8-GPU nodes -> 2 x 6; 4 -> 1 x 4. Requires gpus >= 1.
+void SplitGang(int gpus, int gpus_per_node, int* workers, int* gpus_per_worker);
+
+// Reads a whole trace into memory (tests and small tools).
+Result<std::vector<model::JobSpec>> ReadAll(TraceReader& reader);
+
+}  // namespace tide::trace
+
+#endif  // TIDE_TRACE_READER_H_
