@@ -6,7 +6,8 @@
 //   - no pool goes above its max or below its min;
 //   - no node is bought for a job that fits capacity already there or booting;
 //   - every job that fits some pool eventually completes (elastic policies);
-//   - the same seed gives the same bytes.
+//   - the same seed gives the same bytes;
+//   - skipping quiet autoscaler ticks changes no decision.
 #include <map>
 #include <string>
 #include <vector>
@@ -162,7 +163,7 @@ struct SimRun {
 };
 
 SimRun Simulate(const std::string& name, const model::ClusterSpec& base, const std::vector<model::JobSpec>& jobs,
-             uint64_t seed, InvariantChecker* checker) {
+                uint64_t seed, InvariantChecker* checker, bool every_tick = false) {
   autoscale::PolicyDefaults d;
   auto policy = autoscale::MakePolicy(name, d, base, autoscale::DemandStats{64, 20});
   EXPECT_TRUE(policy.ok()) << policy.status();
@@ -172,6 +173,7 @@ SimRun Simulate(const std::string& name, const model::ClusterSpec& base, const s
   sim::SimOptions o;
   o.seed = seed;
   o.record_decisions = true;
+  o.every_tick = every_tick;
   sim::Simulator sim(&spec, *policy, o, &trace, checker);
   auto out = sim.Run();
   EXPECT_TRUE(out.ok()) << out.status();
@@ -214,6 +216,29 @@ TEST_P(PropertyTest, SameSeedSameBytes) {
   EXPECT_EQ(a.json, b.json);
   EXPECT_EQ(a.out.decisions, b.out.decisions);
   EXPECT_FALSE(a.out.decisions.empty());
+}
+
+// The simulator skips autoscaler ticks where nothing changed and no timer is
+// due; that must not change a single decision.
+TEST_P(PropertyTest, SkippingQuietTicksChangesNothing) {
+  const model::ClusterSpec spec = RandomSpec();
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE(StrCat("seed ", seed));
+    const auto jobs = RandomJobs(seed + 100, 200);
+    const SimRun skip = Simulate(GetParam(), spec, jobs, seed, nullptr, false);
+    const SimRun all = Simulate(GetParam(), spec, jobs, seed, nullptr, true);
+    const auto& x = skip.out.decisions;
+    const auto& y = all.out.decisions;
+    for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+      if (i >= x.size() || i >= y.size() || x[i] != y[i]) {
+        ADD_FAILURE() << "first difference at decision " << i << "\n  skipping: " << (i < x.size() ? x[i] : "(none)")
+                      << "\n  every tick: " << (i < y.size() ? y[i] : "(none)")
+                      << "\n  previous: " << (i > 0 ? y[i - 1] : "(none)");
+        break;
+      }
+    }
+    EXPECT_EQ(skip.json.substr(0, skip.json.find("\"events\"")), all.json.substr(0, all.json.find("\"events\"")));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, PropertyTest,

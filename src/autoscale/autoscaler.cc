@@ -133,7 +133,12 @@ Result<ScalingPlan> Autoscaler::RunOnce(const ClusterState& state, Timestamp now
     const Duration lookahead = ReleaseLookahead(spec, live);
     if (lookahead.count() > 0) {
       for (const auto& j : state.jobs) {
-        if (j.state != model::JobState::kRunning || j.expected_end > now + lookahead) continue;
+        if (j.state != model::JobState::kRunning) continue;
+        if (j.expected_end > now + lookahead) {
+          // The what-if changes when this job's end enters the lookahead.
+          plan.next_wakeup = std::min(plan.next_wakeup, j.expected_end - lookahead);
+          continue;
+        }
         for (const auto& sh : j.alloc) {
           if (auto it = slot_of.find(sh.node); it != slot_of.end()) {
             snap.Give(it->second, sh.workers * j.spec.gpus_per_worker);
@@ -191,7 +196,10 @@ Result<ScalingPlan> Autoscaler::RunOnce(const ClusterState& state, Timestamp now
       // 4. Each round: every pool with room proposes an option; the expander
       // chain picks one; it is committed to the snapshot; repeat.
       while (true) {
-        if (options_.scale_up.max_pools_per_pass > 0 && pools_grown >= options_.scale_up.max_pools_per_pass) break;
+        if (options_.scale_up.max_pools_per_pass > 0 && pools_grown >= options_.scale_up.max_pools_per_pass) {
+          plan.next_wakeup = std::min(plan.next_wakeup, now + Seconds(1));  // the rest on the next pass
+          break;
+        }
         std::vector<ScaleUpOption> options;
         for (int p = 0; p < num_pools; ++p) {
           const int room = spec.pools[p].max_nodes - live[p];

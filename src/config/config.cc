@@ -321,13 +321,9 @@ Status ParseAutoscaler(const Field& f, autoscale::AutoscalerOptions* o) {
 
 Status ParsePolicies(const Field& f, const model::ClusterSpec& cluster, autoscale::PolicyDefaults* d) {
   TIDE_RETURN_IF_ERROR(f.OnlyKeys({"compare", "tide", "reactive", "slurm_powersave", "fixed"}));
-  if (auto c = f.Get("compare")) {
-    TIDE_ASSIGN_OR_RETURN(d->compare, c->StringList());
-    for (const auto& name : d->compare) {
-      if (!(name == "tide" || name == "reactive" || name == "slurm-powersave" || name.starts_with("fixed"))) {
-        return c->Error(StrCat("unknown policy '", name, "'; known: tide, reactive, slurm-powersave, fixed:N"));
-      }
-    }
+  std::optional<Field> compare = f.Get("compare");
+  if (compare) {
+    TIDE_ASSIGN_OR_RETURN(d->compare, compare->StringList());
   }
   if (auto t = f.Get("tide")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*t, &d->tide));
   if (auto r = f.Get("reactive")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*r, &d->reactive));
@@ -344,6 +340,11 @@ Status ParsePolicies(const Field& f, const model::ClusterSpec& cluster, autoscal
       TIDE_ASSIGN_OR_RETURN(d->fixed_pool, p->String());
       if (cluster.PoolIndex(d->fixed_pool) < 0) return p->Error(StrCat("no pool named '", d->fixed_pool, "'"));
     }
+  }
+  if (compare) {
+    // Every name must make a policy; sizes from the workload are checked later.
+    auto made = autoscale::MakePolicies(StrJoin(d->compare, ","), *d, cluster, autoscale::DemandStats{});
+    if (!made.ok()) return compare->Error(Message(made.status()));
   }
   return OkStatus();
 }

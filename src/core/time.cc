@@ -39,6 +39,8 @@ Result<Duration> ParseDuration(std::string_view text) {
       return bad();  // "1h30" is ambiguous
     }
     total += n * unit;
+    // Each term is below 2^57, so checking the sum as it grows keeps it from overflowing.
+    if (total > (int64_t{1} << 40) * 86400) return bad();
     any = true;
   }
   return Duration{total};
@@ -80,7 +82,8 @@ Result<Timestamp> ParseTimestamp(std::string_view text) {
 std::string FormatTimestamp(Timestamp t) { return date::format("%FT%TZ", t); }
 
 Timestamp AlignUp(Timestamp t, Timestamp origin, Duration step) {
-  if (step.count() <= 0 || t <= origin) return t <= origin ? origin : t;
+  if (step.count() <= 0) return t;
+  if (t <= origin) return origin;
   const int64_t off = (t - origin).count();
   const int64_t k = (off + step.count() - 1) / step.count();
   return origin + Duration{k * step.count()};

@@ -37,7 +37,8 @@ Result<Timestamp> ParseTimestamp(std::string_view text);
 // "2026-01-05T09:00:00Z".
 std::string FormatTimestamp(Timestamp t);
 
-// Rounds `t` up to the next point of the grid origin + k * step (k integer).
+// Rounds `t` up to the next point of the grid origin + k * step, k >= 0.
+// Times at or before `origin` give `origin`; a step <= 0 returns `t`.
 Timestamp AlignUp(Timestamp t, Timestamp origin, Duration step);
 
 // A source of the current time. Decision code never holds one: it is handed

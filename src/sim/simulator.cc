@@ -293,7 +293,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
   if (observer_) observer_->OnPlan(state_, plan, now);
   as_dirty_ = false;
   wakeup_ = plan.next_wakeup;
-  bool bought = false;
+  bool bought = false, released = false;
   for (const auto& a : plan.actions) {
     switch (a.kind) {
       case autoscale::ActionKind::kScaleUp: {
@@ -312,6 +312,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
             StrCat(spec_->pools[a.pool].name, " -", a.nodes.size(), " [", StrJoin(names, " "), "]: ",
                          a.reason));
         for (auto id : a.nodes) TIDE_RETURN_IF_ERROR(ReleaseNode(id, now));
+        released = true;
         break;
       }
       case autoscale::ActionKind::kUnschedulable:
@@ -327,6 +328,8 @@ Status Simulator::RunAutoscaler(Timestamp now) {
       }
     }
   }
+  // Applying the plan changed what the next pass sees (room under a max, say).
+  if (bought || released) as_dirty_ = true;
   if (bought && policy_.scheduler.place_on_provisioning) TIDE_RETURN_IF_ERROR(RunScheduler(now));
   return OkStatus();
 }
@@ -334,8 +337,10 @@ Status Simulator::RunAutoscaler(Timestamp now) {
 void Simulator::ScheduleTick(Timestamp now) {
   const Duration scan = policy_.autoscaler.scan_interval;
   Timestamp want = kInfiniteFuture;
+  // every_tick keeps ticking while anything else is still to come.
+  const bool tick_anyway = options_.every_tick && (!queue_.empty() || wakeup_ != kInfiniteFuture);
   if (scan.count() > 0) {
-    if (as_dirty_) {
+    if (tick_anyway || as_dirty_) {
       want = AlignUp(now + Seconds(1), t0_, scan);
     } else if (wakeup_ != kInfiniteFuture) {
       want = AlignUp(std::max(wakeup_, now + Seconds(1)), t0_, scan);
@@ -363,6 +368,10 @@ Result<SimOutput> Simulator::Run() {
     if (changed) {
       TIDE_RETURN_IF_ERROR(RunScheduler(now));
       as_dirty_ = true;
+      // A change at an instant on the loop's grid is seen by that instant's
+      // tick, as in a loop that never skips one.
+      const Duration scan = policy_.autoscaler.scan_interval;
+      if (scan.count() > 0 && AlignUp(now, t0_, scan) == now) tick = true;
     }
     if (tick || (event_driven && (as_dirty_ || now >= wakeup_))) TIDE_RETURN_IF_ERROR(RunAutoscaler(now));
     ScheduleTick(now);

@@ -2,6 +2,7 @@
 
 #include "core/strings.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ class SimulatorTest : public ::testing::Test {
   model::ClusterSpec spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 36, 0, 10, /*boot=*/120)});
 
   SimOutput Simulate(const std::string& policy_name, std::vector<model::JobSpec> jobs,
-                     autoscale::PolicyDefaults defaults = {}, uint64_t seed = 1) {
+                     autoscale::PolicyDefaults defaults = {}, uint64_t seed = 1, bool every_tick = false) {
     auto policy = autoscale::MakePolicy(policy_name, defaults, spec_, autoscale::DemandStats{16, 8});
     EXPECT_TRUE(policy.ok()) << policy.status();
     spec_for_run_ = policy->ApplyTo(spec_);
@@ -34,6 +35,7 @@ class SimulatorTest : public ::testing::Test {
     SimOptions o;
     o.seed = seed;
     o.record_decisions = true;
+    o.every_tick = every_tick;
     Simulator sim(&spec_for_run_, *policy, o, &trace);
     auto out = sim.Run();
     EXPECT_TRUE(out.ok()) << out.status();
@@ -106,6 +108,30 @@ TEST_F(SimulatorTest, SameSeedSameBytesOtherSeedOtherBootDelays) {
   EXPECT_EQ(a.decisions, b.decisions);
   EXPECT_EQ(a.result.cost.total, b.result.cost.total);
   EXPECT_NE(a.decisions, c.decisions);
+}
+
+TEST_F(SimulatorTest, SkippingQuietTicksChangesNothing) {
+  spec_.pools[0].boot_delay = {};
+  std::vector<model::JobSpec> jobs;
+  for (int i = 0; i < 60; ++i) {
+    jobs.push_back(JobSpecOf(StrCat("j", i), i * 331 % 20000 / 7 * 7 + i, 1 + i % 8, 1 + i % 2, 200 + i * 37));
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.submit < b.submit; });
+  for (const char* policy : {"tide", "reactive"}) {
+    SCOPED_TRACE(policy);
+    const SimOutput skip = Simulate(policy, jobs, {}, 2, false);
+    const SimOutput all = Simulate(policy, jobs, {}, 2, true);
+    EXPECT_EQ(skip.decisions, all.decisions);
+    for (size_t i = 0; i < std::min(skip.decisions.size(), all.decisions.size()); ++i) {
+      if (skip.decisions[i] != all.decisions[i]) {
+        for (size_t k = i > 4 ? i - 4 : 0; k < i; ++k) ADD_FAILURE() << "before: " << all.decisions[k];
+        ADD_FAILURE() << "first difference at " << i << ":\n skip: " << skip.decisions[i] << "\n all:  " << all.decisions[i];
+        break;
+      }
+    }
+    EXPECT_EQ(skip.result.cost.total, all.result.cost.total);
+    EXPECT_GT(all.result.autoscaler_runs, skip.result.autoscaler_runs);
+  }
 }
 
 TEST_F(SimulatorTest, MinNodesAreThereFromTheStart) {

@@ -35,8 +35,12 @@ class ItpReader final : public TraceReader {
     TIDE_ASSIGN_OR_RETURN(int64_t submit, csv_->Int("submission_time", f[submit_]));
     TIDE_ASSIGN_OR_RETURN(int64_t duration, csv_->Int("duration", f[duration_]));
     TIDE_ASSIGN_OR_RETURN(int64_t gpus, csv_->Int("num_gpu", f[gpus_]));
-    if (submit < 0) return csv_->FieldError("submission_time", "must be >= 0");
-    if (duration < 0) return csv_->FieldError("duration", "must be >= 0");
+    if (submit < 0 || submit > kMaxSubmitSeconds) {
+      return csv_->FieldError("submission_time", StrCat("must be between 0 and ", kMaxSubmitSeconds, ", got ", submit));
+    }
+    if (duration < 0 || duration > kMaxRuntimeSeconds) {
+      return csv_->FieldError("duration", StrCat("must be between 0 and ", kMaxRuntimeSeconds, ", got ", duration));
+    }
     if (gpus < 1 || gpus > (1 << 20)) return csv_->FieldError("num_gpu", StrCat("must be at least 1, got ", gpus));
     if (submit < last_) {
       return csv_->FieldError("submission_time",

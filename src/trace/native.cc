@@ -63,7 +63,10 @@ class NativeReader final : public TraceReader {
       job.submit = *t;
     } else {
       TIDE_ASSIGN_OR_RETURN(int64_t s, csv_->Int("submit_time", submit));
-      if (s < 0) return csv_->FieldError("submit_time", "must be >= 0 (seconds since the trace start)");
+      if (s < 0 || s > kMaxSubmitSeconds) {
+        return csv_->FieldError("submit_time", StrCat("must be between 0 and ", kMaxSubmitSeconds,
+                                                      " (seconds since the trace start), got ", s));
+      }
       job.submit = options_.start + Seconds(s);
     }
     if (job.submit < last_submit_) {
@@ -80,14 +83,21 @@ class NativeReader final : public TraceReader {
       if (!d.ok()) return csv_->FieldError("runtime", "expected seconds or a duration like 2h30m");
       rt = Seconds(static_cast<int64_t>(std::llround(*d)));
     }
-    if (rt->count() < 0) return csv_->FieldError("runtime", "must be >= 0");
+    if (rt->count() < 0 || rt->count() > kMaxRuntimeSeconds) {
+      return csv_->FieldError("runtime", StrCat("must be between 0 and ", kMaxRuntimeSeconds, " seconds"));
+    }
     job.runtime = *rt;
 
     if (Col("gpus_per_worker") >= 0) {
       TIDE_ASSIGN_OR_RETURN(int64_t g, csv_->Int("gpus_per_worker", get("gpus_per_worker")));
       TIDE_ASSIGN_OR_RETURN(int64_t w, csv_->Int("workers", get("workers")));
-      if (g < 1 || g > kMaxGpusPerJob) return csv_->FieldError("gpus_per_worker", "must be at least 1");
-      if (w < 1 || w * g > kMaxGpusPerJob) return csv_->FieldError("workers", "must be at least 1");
+      if (g < 1 || g > kMaxGpusPerJob) {
+        return csv_->FieldError("gpus_per_worker", StrCat("must be between 1 and ", kMaxGpusPerJob, ", got ", g));
+      }
+      // w > max / g, not w * g > max: the product can overflow and wrap to a small number.
+      if (w < 1 || w > kMaxGpusPerJob / g) {
+        return csv_->FieldError("workers", StrCat("must be between 1 and ", kMaxGpusPerJob / g, ", got ", w));
+      }
       job.gpus_per_worker = static_cast<int>(g);
       job.workers = static_cast<int>(w);
       if (Col("gpus") >= 0 && !get("gpus").empty()) {
@@ -98,7 +108,9 @@ class NativeReader final : public TraceReader {
       }
     } else {
       TIDE_ASSIGN_OR_RETURN(int64_t total, csv_->Int("gpus", get("gpus")));
-      if (total < 1 || total > kMaxGpusPerJob) return csv_->FieldError("gpus", "must be at least 1");
+      if (total < 1 || total > kMaxGpusPerJob) {
+        return csv_->FieldError("gpus", StrCat("must be between 1 and ", kMaxGpusPerJob, ", got ", total));
+      }
       SplitGang(static_cast<int>(total), options_.gpus_per_node, &job.workers, &job.gpus_per_worker);
     }
 

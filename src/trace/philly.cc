@@ -53,7 +53,9 @@ Result<std::unique_ptr<TraceReader>> OpenPhilly(std::unique_ptr<CsvReader> csv, 
     if (!t.ok()) return csv->FieldError("timestamp", Message(t.status()));
     job.submit = *t;
     TIDE_ASSIGN_OR_RETURN(double d, csv->Double("duration", f[dur]));
-    if (d < 0) return csv->FieldError("duration", "must be >= 0");
+    if (d < 0 || d > static_cast<double>(kMaxRuntimeSeconds)) {
+      return csv->FieldError("duration", StrCat("must be between 0 and ", kMaxRuntimeSeconds, " seconds"));
+    }
     job.runtime = Seconds(static_cast<int64_t>(std::llround(d)));
     TIDE_ASSIGN_OR_RETURN(int64_t g, csv->Int("num_gpus", f[gpus]));
     if (g < 1 || g > (1 << 20)) return csv->FieldError("num_gpus", StrCat("must be at least 1, got ", g));

@@ -22,6 +22,11 @@
 
 namespace tide::trace {
 
+// Bounds on times in a trace: a submission at most 100 years after time
+// zero, a run time of at most 10 years. Anything larger is a malformed row.
+inline constexpr int64_t kMaxSubmitSeconds = int64_t{100} * 365 * 86400;
+inline constexpr int64_t kMaxRuntimeSeconds = int64_t{10} * 365 * 86400;
+
 class TraceReader {
  public:
   virtual ~TraceReader() = default;

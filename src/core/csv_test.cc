@@ -1,0 +1,340 @@
+#include "core/csv.h"
+
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/strings.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tide {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string Msg(const Status& s) { return std::string(Message(s)); }
+
+// Reads every data row as owned strings (the reader's views live only until
+// the next row).
+Result<std::vector<std::vector<std::string>>> ReadRows(CsvReader& csv) {
+  std::vector<std::vector<std::string>> rows;
+  while (true) {
+    TIDE_ASSIGN_OR_RETURN(auto row, csv.Next());
+    if (!row) break;
+    rows.emplace_back(row->begin(), row->end());
+  }
+  return rows;
+}
+
+TEST(CsvReaderTest, HeaderIsLowercasedAndTrimmed) {
+  std::istringstream in("Job_ID, Submit_Time ,GPUS\n");
+  CsvReader csv(&in, "jobs.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  EXPECT_THAT(csv.header(), ElementsAre("job_id", "submit_time", "gpus"));
+  EXPECT_EQ(csv.Column("job_id"), 0);
+  EXPECT_EQ(csv.Column("submit_time"), 1);
+  EXPECT_EQ(csv.Column("gpus"), 2);
+  EXPECT_EQ(csv.Column("runtime"), -1);
+  EXPECT_EQ(csv.name(), "jobs.csv");
+  EXPECT_EQ(csv.line(), 1);
+}
+
+TEST(CsvReaderTest, ReadsPlainRowsAndTrimsFields) {
+  std::istringstream in("a,b,c\n1, two ,3\n4,,6\n");
+  CsvReader csv(&in, "t.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  auto rows = ReadRows(csv);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(*rows, ElementsAre(ElementsAre("1", "two", "3"), ElementsAre("4", "", "6")));
+}
+
+TEST(CsvReaderTest, QuotedFieldsWithCommasAndDoubledQuotes) {
+  std::istringstream in(
+      "id,note,team\n"
+      "1,\"a, b\",vision\n"
+      "2,\"say \"\"hi\"\"\",\"nlp\"\n"
+      "3,\"\",x\n"
+      "4,plain\"quote,y\n");
+  CsvReader csv(&in, "q.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  auto rows = ReadRows(csv);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(*rows, ElementsAre(ElementsAre("1", "a, b", "vision"), ElementsAre("2", "say \"hi\"", "nlp"),
+                                 ElementsAre("3", "", "x"), ElementsAre("4", "plain\"quote", "y")));
+}
+
+TEST(CsvReaderTest, QuotedHeader) {
+  std::istringstream in("\"Job_ID\",\"A, B\"\nx,y\n");
+  CsvReader csv(&in, "q.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  EXPECT_THAT(csv.header(), ElementsAre("job_id", "a, b"));
+}
+
+TEST(CsvReaderTest, QuotedRowWithTrailingEmptyField) {
+  std::istringstream in("a,b,c\n\"x\",y,\n");
+  CsvReader csv(&in, "q.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  auto rows = ReadRows(csv);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(*rows, ElementsAre(ElementsAre("x", "y", "")));
+}
+
+TEST(CsvReaderTest, StripsCarriageReturns) {
+  std::istringstream in("a,b\r\n1,2\r\n\"3\",\"4\"\r\n");
+  CsvReader csv(&in, "crlf.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  EXPECT_THAT(csv.header(), ElementsAre("a", "b"));
+  auto rows = ReadRows(csv);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(*rows, ElementsAre(ElementsAre("1", "2"), ElementsAre("3", "4")));
+}
+
+TEST(CsvReaderTest, SkipsBlankAndCommentLinesButCountsThem) {
+  std::istringstream in(
+      "# a comment before the header\n"
+      "\n"
+      "a,b\n"
+      "1,2\n"
+      "   \n"
+      "# another comment, with, commas\n"
+      "  # indented comment\n"
+      "3,4\n"
+      "\r\n"
+      "5\n");  // line 10: one field short
+  CsvReader csv(&in, "c.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  EXPECT_EQ(csv.line(), 3);
+  EXPECT_THAT(csv.header(), ElementsAre("a", "b"));
+
+  auto r1 = csv.Next();
+  ASSERT_TRUE(r1.ok() && r1->has_value());
+  EXPECT_THAT(**r1, ElementsAre("1", "2"));
+  EXPECT_EQ(csv.line(), 4);
+
+  auto r2 = csv.Next();
+  ASSERT_TRUE(r2.ok() && r2->has_value());
+  EXPECT_THAT(**r2, ElementsAre("3", "4"));
+  EXPECT_EQ(csv.line(), 8);
+
+  auto r3 = csv.Next();
+  ASSERT_FALSE(r3.ok());
+  EXPECT_THAT(Msg(r3.status()), StartsWith("c.csv:10: "));
+}
+
+TEST(CsvReaderTest, LastLineWithoutNewline) {
+  std::istringstream in("a,b\n1,2\n3,4");
+  CsvReader csv(&in, "n.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  auto rows = ReadRows(csv);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(*rows, ElementsAre(ElementsAre("1", "2"), ElementsAre("3", "4")));
+  EXPECT_EQ(csv.line(), 3);
+}
+
+TEST(CsvReaderTest, EndIsStable) {
+  std::istringstream in("a\n1\n");
+  CsvReader csv(&in, "e.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  auto r = csv.Next();
+  ASSERT_TRUE(r.ok() && r->has_value());
+  for (int i = 0; i < 3; ++i) {
+    auto end = csv.Next();
+    ASSERT_TRUE(end.ok());
+    EXPECT_FALSE(end->has_value());
+  }
+}
+
+TEST(CsvReaderTest, HeaderOnlyHasNoRows) {
+  std::istringstream in("a,b");
+  CsvReader csv(&in, "h.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  auto rows = ReadRows(csv);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_TRUE(rows->empty());
+}
+
+TEST(CsvReaderTest, EmptyInputHasNoHeader) {
+  for (const char* text : {"", "\n\n", "# only a comment\n"}) {
+    std::istringstream in(text);
+    CsvReader csv(&in, "empty.csv");
+    const Status s = csv.ReadHeader();
+    ASSERT_FALSE(s.ok()) << "input: '" << text << "'";
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(Msg(s), HasSubstr("empty.csv"));
+    EXPECT_THAT(Msg(s), HasSubstr("header"));
+  }
+}
+
+struct BadRowCase {
+  std::string name;
+  std::string text;  // a header row, then rows
+  std::string want_prefix;
+  std::string want_part;
+};
+
+class CsvBadRowTest : public ::testing::TestWithParam<BadRowCase> {};
+
+TEST_P(CsvBadRowTest, ErrorNamesFileAndLine) {
+  const auto& c = GetParam();
+  std::istringstream in(c.text);
+  CsvReader csv(&in, "bad.csv");
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  auto rows = ReadRows(csv);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(rows.status()), StartsWith(c.want_prefix));
+  EXPECT_THAT(Msg(rows.status()), HasSubstr(c.want_part));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CsvBadRowTest,
+    ::testing::Values(
+        BadRowCase{"TooFewFields", "a,b,c\n1,2,3\n4,5\n", "bad.csv:3: ", "expected 3 fields (a,b,c), found 2"},
+        BadRowCase{"TooManyFields", "a,b\n1,2,3\n", "bad.csv:2: ", "expected 2 fields (a,b), found 3"},
+        BadRowCase{"TooManyQuotedFields", "a,b\n\"1\",\"2\",\"3\"\n", "bad.csv:2: ", "found 3"},
+        BadRowCase{"AfterSkippedLines", "a,b\n\n#c\n1,2\n\n1\n", "bad.csv:6: ", "found 1"},
+        BadRowCase{"UnterminatedQuote", "a,b\n\"1,2\n", "bad.csv:2: ", "unterminated quoted field"},
+        BadRowCase{"TextAfterClosingQuote", "a,b\n\"1\"x,2\n", "bad.csv:2: ", "text after a closing quote"}),
+    [](const auto& info) { return info.param.name; });
+
+// A reader positioned on line 7 of "f.csv", for the typed accessors.
+class CsvTypedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    in_.str("a\n\n\n\n\n\n1\n");
+    ASSERT_TRUE(csv_.ReadHeader().ok());
+    auto r = csv_.Next();
+    ASSERT_TRUE(r.ok() && r->has_value());
+    ASSERT_EQ(csv_.line(), 7);
+  }
+  std::istringstream in_;
+  CsvReader csv_{&in_, "f.csv"};
+};
+
+struct IntCase {
+  std::string name;
+  std::string value;
+  int64_t want;
+};
+
+class CsvIntGoodTest : public CsvTypedTest, public ::testing::WithParamInterface<IntCase> {};
+
+TEST_P(CsvIntGoodTest, Parses) {
+  auto v = csv_.Int("gpus", GetParam().value);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CsvIntGoodTest,
+                         ::testing::Values(IntCase{"Zero", "0", 0}, IntCase{"Positive", "42", 42},
+                                           IntCase{"Negative", "-7", -7},
+                                           IntCase{"IntegralFloat", "66.0", 66},
+                                           IntCase{"IntegralFloatNoFraction", "66.", 66},
+                                           IntCase{"LargeIntegralFloat", "2951.000", 2951},
+                                           IntCase{"Large", "9000000000", 9000000000}),
+                         [](const auto& info) { return info.param.name; });
+
+struct BadValueCase {
+  std::string name;
+  std::string value;
+};
+
+class CsvIntBadTest : public CsvTypedTest, public ::testing::WithParamInterface<BadValueCase> {};
+
+TEST_P(CsvIntBadTest, ErrorNamesFileLineAndField) {
+  auto v = csv_.Int("gpus", GetParam().value);
+  ASSERT_FALSE(v.ok()) << "parsed '" << GetParam().value << "' as " << *v;
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Msg(v.status()), "f.csv:7: field 'gpus': expected an integer, got '" + GetParam().value + "'");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CsvIntBadTest,
+                         ::testing::Values(BadValueCase{"Empty", ""}, BadValueCase{"Word", "eight"},
+                                           BadValueCase{"Fraction", "66.5"}, BadValueCase{"Suffix", "8x"},
+                                           BadValueCase{"Overflow", "99999999999999999999"},
+                                           BadValueCase{"Infinity", "inf"}, BadValueCase{"NaN", "nan"}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST_F(CsvTypedTest, DoubleParses) {
+  auto v = csv_.Double("duration", "2951.5");
+  ASSERT_TRUE(v.ok());
+  EXPECT_DOUBLE_EQ(*v, 2951.5);
+  v = csv_.Double("duration", "66");
+  ASSERT_TRUE(v.ok());
+  EXPECT_DOUBLE_EQ(*v, 66);
+  v = csv_.Double("duration", "-1e3");
+  ASSERT_TRUE(v.ok());
+  EXPECT_DOUBLE_EQ(*v, -1000);
+}
+
+TEST_F(CsvTypedTest, DoubleErrorNamesFileLineAndField) {
+  for (const char* bad : {"", "abc", "1.5s", "nan", "inf"}) {
+    auto v = csv_.Double("duration", bad);
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_EQ(Msg(v.status()), StrCat("f.csv:7: field 'duration': expected a number, got '", bad, "'"));
+  }
+}
+
+TEST_F(CsvTypedTest, BoolAcceptsCommonSpellings) {
+  for (const char* t : {"1", "true", "TRUE", "True", "yes", "Y", "y"}) {
+    auto v = csv_.Bool("preemptible", t);
+    ASSERT_TRUE(v.ok()) << t;
+    EXPECT_TRUE(*v) << t;
+  }
+  for (const char* f : {"0", "false", "False", "no", "N", ""}) {
+    auto v = csv_.Bool("preemptible", f);
+    ASSERT_TRUE(v.ok()) << f;
+    EXPECT_FALSE(*v) << f;
+  }
+}
+
+TEST_F(CsvTypedTest, BoolErrorNamesFileLineAndField) {
+  auto v = csv_.Bool("preemptible", "maybe");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(Msg(v.status()), "f.csv:7: field 'preemptible': expected true/false, got 'maybe'");
+}
+
+TEST_F(CsvTypedTest, FieldAndLineErrors) {
+  EXPECT_EQ(Msg(csv_.FieldError("team", "too long")), "f.csv:7: field 'team': too long");
+  EXPECT_EQ(Msg(csv_.LineError("bad row")), "f.csv:7: bad row");
+  EXPECT_EQ(csv_.LineError("x").code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CsvReaderOpenTest, MissingFileIsNotFound) {
+  const std::string path = ::testing::TempDir() + "/tide_csv_test_no_such_file.csv";
+  auto r = CsvReader::Open(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Msg(r.status()), HasSubstr(path));
+}
+
+TEST(CsvReaderOpenTest, ReadsAFileAndNamesItInErrors) {
+  const std::string path = ::testing::TempDir() + "/tide_csv_test_open.csv";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "A,B\r\n1,2\r\n3";
+  }
+  auto r = CsvReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  CsvReader& csv = **r;
+  EXPECT_EQ(csv.name(), path);
+  ASSERT_TRUE(csv.ReadHeader().ok());
+  EXPECT_THAT(csv.header(), ElementsAre("a", "b"));
+  auto row = csv.Next();
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_THAT(**row, ElementsAre("1", "2"));
+  auto bad = csv.Next();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(Msg(bad.status()), StartsWith(path + ":3: "));
+}
+
+}  // namespace
+}  // namespace tide
