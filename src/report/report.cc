@@ -129,6 +129,10 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   for (size_t i = 0; i < results.size(); ++i) StrAppend(&out, fmt::format("  {:>{}}", results[i].name, col_w[i]));
   out += "\n";
   for (const auto& [label, cells] : rows) {
+    if (cells.empty()) {  // a section heading
+      StrAppend(&out, label, "\n");
+      continue;
+    }
     StrAppend(&out, fmt::format("{:<{}}", label, label_w));
     for (size_t i = 0; i < cells.size(); ++i) StrAppend(&out, fmt::format("  {:>{}}", cells[i], col_w[i]));
     out += "\n";

@@ -3,6 +3,19 @@
 # for the peak, and its p95 queue wait is at most the fixed cluster's plus one
 # boot delay (the pools' longest, 5 minutes).
 file(MAKE_DIRECTORY "${OUT}")
+
+# examples/week.csv is exactly what its documented command generates.
+execute_process(
+  COMMAND "${TIDE}" trace synth --config examples/cluster.yaml --days 7 --seed 1 --out "${OUT}/week.csv"
+  WORKING_DIRECTORY "${SRC}" ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tide trace synth failed (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${SRC}/examples/week.csv" "${OUT}/week.csv"
+                RESULT_VARIABLE same)
+if(NOT same EQUAL 0)
+  message(FATAL_ERROR "examples/week.csv differs from `tide trace synth --config examples/cluster.yaml --days 7 --seed 1`")
+endif()
 execute_process(
   COMMAND "${TIDE}" simulate --config examples/cluster.yaml --trace examples/week.csv --json "${OUT}/week.json"
   WORKING_DIRECTORY "${SRC}" OUTPUT_VARIABLE table ERROR_VARIABLE err RESULT_VARIABLE rc)
