@@ -19,5 +19,5 @@ function(tide_test name)
     TIDE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TIDE_TRACES_DIR="${PROJECT_SOURCE_DIR}/../shared/traces")
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES)
 endfunction()
