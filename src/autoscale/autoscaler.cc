@@ -275,6 +275,11 @@ std::string_view ActionKindName(ActionKind kind) {
     case ActionKind::kRelease: return "release";
     case ActionKind::kUnschedulable: return "unschedulable";
     case ActionKind::kAtMax: return "at-max";
+    case ActionKind::kDrain: return "drain";
+    case ActionKind::kPreempt: return "preempt";
+    case ActionKind::kReclaim: return "reclaim";
+    case ActionKind::kResize: return "resize";
+    case ActionKind::kNote: return "note";
   }
   return "?";
 }

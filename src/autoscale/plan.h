@@ -17,8 +17,24 @@ enum class ActionKind : uint8_t {
   kRelease,        // give back `nodes` (idle)
   kUnschedulable,  // `jobs` fit no pool even at its max: reported, nothing bought
   kAtMax,          // `jobs` would need nodes but every pool that fits them is at its max
+  kDrain,          // place nothing more on `nodes`; release each once its jobs are gone
+  kPreempt,        // checkpoint `jobs`, then requeue them (for a higher-priority job)
+  kReclaim,        // checkpoint `jobs` (idle ones), then requeue or cancel them
+  kResize,         // change job `jobs[0]` to `workers` workers (elastic)
+  kNote,           // nothing to do; worth saying (a bottleneck, a fallback pending)
 };
 std::string_view ActionKindName(ActionKind kind);  // "scale-up", "release", ...
+
+// What a resized job is told: the framework re-shards and rescales.
+struct ResizeInfo {
+  int old_workers = 0;
+  int workers = 0;             // the new world size, in workers
+  int64_t global_batch = 0;    // per-worker batch x workers
+  double learning_rate = 0;    // by the configured rule
+  // Workers to add (node, count) or remove (node, count).
+  std::vector<model::NodeShare> add;
+  std::vector<model::NodeShare> remove;
+};
 
 struct Action {
   ActionKind kind = ActionKind::kScaleUp;
@@ -27,6 +43,9 @@ struct Action {
   std::vector<model::NodeId> nodes;
   std::vector<model::JobId> jobs;
   std::string reason;
+  bool cancel = false;    // kReclaim: cancel instead of requeue
+  bool forecast = false;  // kScaleUp: bought ahead of forecast demand
+  ResizeInfo resize;      // kResize
 };
 
 // A pending job that fits, in the what-if, on capacity that already exists or

@@ -78,6 +78,7 @@ std::string_view JobStateName(JobState state) {
     case JobState::kPending: return "pending";
     case JobState::kStarting: return "starting";
     case JobState::kRunning: return "running";
+    case JobState::kStopping: return "stopping";
     case JobState::kCompleted: return "completed";
   }
   return "?";

@@ -5,6 +5,7 @@
 #define TIDE_MODEL_CLUSTER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,25 @@ struct Node {
   bool idle() const { return free_gpus == gpus; }
 };
 
+// How a job uses its GPUs over its life (MISSION section 1): data loading
+// and model initialisation after every (re)start, then training, then
+// evaluation. Utilisation levels are fractions in [0, 1].
+struct JobPhases {
+  Duration load = Minutes(5);  // after each start or restart
+  double load_util = 0.05;
+  double train_util = 0.85;
+  double eval_share = 0.05;  // the last share of the work
+  double eval_util = 0.3;
+  double checkpoint_util = 0.05;
+};
+
+// Periodic checkpoints: every `interval` of working time the job pauses for
+// `cost` to save its state. Interval 0: it never checkpoints.
+struct CheckpointPolicy {
+  Duration interval = Minutes(30);
+  Duration cost = Seconds(60);
+};
+
 // One job as submitted: a gang of `workers`, each needing `gpus_per_worker`
 // GPUs on one node. The gang starts whole or not at all.
 struct JobSpec {
@@ -107,16 +127,33 @@ struct JobSpec {
   Timestamp submit{};
   int gpus_per_worker = 1;
   int workers = 1;
-  Duration runtime{};  // at full allocation
+  Duration runtime{};  // at full allocation (`workers` workers), without checkpoints
   int priority_class = 0;
   bool preemptible = false;
   bool is_protected = false;  // never interrupted (e.g. a final evaluation)
   std::string team;
 
+  // Elastic jobs may run with min_workers..max_workers (0: fixed at `workers`).
+  int min_workers = 0;
+  int max_workers = 0;
+  // Asynchronous work (hyper-parameter search, federated learning) may be
+  // resized on utilisation; synchronous gangs only through the queue.
+  bool async = false;
+  // Beyond this many workers the job's input pipeline cannot keep up: more
+  // workers add no throughput and each GPU waits (0: no such limit).
+  int io_bound_workers = 0;
+  JobPhases phases;
+  CheckpointPolicy checkpoint;
+
   int gpus() const { return gpus_per_worker * workers; }
+  bool elastic() const { return max_workers > min_workers && min_workers > 0; }
+  int MinWorkers() const { return elastic() ? min_workers : workers; }
+  int MaxWorkers() const { return elastic() ? max_workers : workers; }
 };
 
-enum class JobState : uint8_t { kPending, kStarting, kRunning, kCompleted };
+// kStopping: told to checkpoint and exit (preempted, reclaimed or on a spot
+// node under notice); it still holds its GPUs until it exits.
+enum class JobState : uint8_t { kPending, kStarting, kRunning, kStopping, kCompleted };
 std::string_view JobStateName(JobState state);
 
 // `workers` workers of a job on one node.
@@ -131,17 +168,58 @@ struct Job {
   JobSpec spec;
   int priority = 0;  // the value of spec.priority_class, copied for ordering
   JobState state = JobState::kPending;
-  Timestamp started{};       // kStarting/kRunning: when it was allocated
+  Timestamp started{};       // kStarting/kRunning: when this run was allocated
   Timestamp expected_end{};  // kRunning: when it should finish (for backfill)
   std::vector<NodeShare> alloc;
+  int workers = 0;  // workers of the current run (elastic jobs change it)
+
+  // Progress in seconds of work at full allocation, and the part of it saved
+  // by the last completed checkpoint (what a restart resumes from).
+  double progress = 0;
+  double saved = 0;
+  int restarts = 0;             // times it was interrupted and requeued
+  Timestamp last_resize = kInfinitePast;
+  bool bottleneck = false;      // utilisation stayed low after a scale-up: not grown again
+
+  int Workers() const { return workers > 0 ? workers : spec.workers; }
+  double UnsavedWork() const { return progress - saved; }
+};
+
+// GPU utilisation of running jobs, as the driver measured it (Prometheus
+// live, the job model in simulation). Missing data is never read as idle:
+// every query answers "unknown" (nullopt) rather than 0.
+class MetricsView {
+ public:
+  virtual ~MetricsView() = default;
+  // Utilisation of the job's GPUs at `t`, in [0, 1].
+  virtual std::optional<double> UtilAt(JobId job, Timestamp t) const = 0;
+  // The start of the interval ending at `t` throughout which the job's
+  // utilisation stayed below `threshold` (or, for AboveSince, above it);
+  // nullopt if at `t` it is not, or data is missing.
+  virtual std::optional<Timestamp> BelowSince(JobId job, double threshold, Timestamp t) const = 0;
+  virtual std::optional<Timestamp> AboveSince(JobId job, double threshold, Timestamp t) const = 0;
+  // The next time after `t` at which the job's utilisation may change
+  // (kInfiniteFuture if not known). Lets a loop sleep until then.
+  virtual Timestamp NextUtilChange(JobId job, Timestamp t) const = 0;
+};
+
+// What the driver knows of each pool beyond its nodes.
+struct PoolStatus {
+  // The provider has refused to create nodes since this time (a spot
+  // stock-out); kInfiniteFuture while it creates them.
+  Timestamp unavailable_since = kInfiniteFuture;
 };
 
 // The snapshot a decision is made on. Nodes are the ones not yet terminated;
-// jobs are those pending, starting or running. Order carries no meaning.
+// jobs are those pending, starting, running or stopping. Order carries no
+// meaning. The pointers are optional and owned by the driver.
 struct ClusterState {
   const ClusterSpec* spec = nullptr;
   std::vector<Node> nodes;
   std::vector<Job> jobs;
+  std::vector<PoolStatus> pools;                 // by pool index; may be empty
+  std::vector<Timestamp> recent_disruptions;     // one entry per node disrupted
+  const MetricsView* metrics = nullptr;
 };
 
 }  // namespace tide::model

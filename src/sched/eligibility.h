@@ -9,9 +9,14 @@
 
 namespace tide::sched {
 
-// The pools whose nodes can hold one worker of `job`: a node must have at
-// least gpus_per_worker GPUs.
+// The pools whose nodes can hold one worker of `job`:
+//   - a node must have at least gpus_per_worker GPUs;
+//   - spot capacity hosts only preemptible jobs that are not protected, so a
+//     high-priority (non-preemptible) job never lands on spot (MISSION 6).
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
+
+// True when `job` may run on `pool`.
+bool Eligible(const model::NodePool& pool, const model::JobSpec& job);
 
 }  // namespace tide::sched
 

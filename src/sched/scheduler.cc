@@ -111,7 +111,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     if (releases) return *releases;
     releases.emplace();
     for (const auto& j : state.jobs) {
-      if (j.state != JobState::kRunning && j.state != JobState::kStarting) continue;
+      if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
       for (const auto& sh : j.alloc) {
         auto it = slot_of.find(sh.node);
         if (it == slot_of.end() || it->second >= placeable_slots) continue;
@@ -130,7 +130,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // The reservation for a blocked job, or nullopt if it cannot fit even once
   // everything running has ended and everything booting has joined.
   auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
-    const int g = job.spec.gpus_per_worker, w = job.spec.workers;
+    const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
     if (full.Slots(mask, g) < w) return std::nullopt;
     std::vector<int> free_at(pool_of.size(), 0);
     for (int s = 0; s < placeable_slots; ++s) free_at[s] = snap.free(s);
@@ -166,8 +166,12 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   for (const Job* job : pending) {
     if (snap.total_free() == 0) break;
     const PoolMask mask = EligiblePools(spec, job->spec);
-    const int g = job->spec.gpus_per_worker, w = job->spec.workers;
-    if (snap.Slots(mask, g) >= w) {
+    const int g = job->spec.gpus_per_worker;
+    // An elastic job starts with as many workers as fit, up to its requested
+    // size and at least its minimum; any other job needs its whole gang.
+    const int64_t slots = snap.Slots(mask, g);
+    const int w = static_cast<int>(std::min<int64_t>(job->spec.workers, slots));
+    if (w >= job->spec.MinWorkers()) {
       shares.clear();
       if (!head) {
         snap.Place(mask, g, w, &shares);

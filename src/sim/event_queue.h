@@ -12,11 +12,16 @@
 namespace tide::sim {
 
 enum class EventKind : uint8_t {
-  kArrival,    // the next trace record is due
-  kNodeReady,  // a = node id
-  kJobEnd,     // a = job id
-  kJobStart,   // a = job id (a starting job whose nodes have all joined)
-  kTick,       // the autoscaler loop
+  kArrival,     // the next trace record is due
+  kNodeReady,   // a = node id
+  kJobEnd,      // a = job id, b = run epoch
+  kJobStart,    // a = job id (a starting job whose nodes have all joined)
+  kJobExit,     // a = job id, b = run epoch: a stopping job has checkpointed and exits
+  kTick,        // the autoscaler loop
+  kSpotNotice,  // a = node id: the provider will reclaim it
+  kSpotKill,    // a = node id: the provider reclaims it now
+  kSpotSupply,  // the spot availability trace changes
+  kNodeLoaded,  // a = node id: its storage load is done
 };
 
 struct Event {
@@ -24,13 +29,14 @@ struct Event {
   uint64_t seq = 0;
   EventKind kind = EventKind::kTick;
   int64_t a = 0;
+  int64_t b = 0;
 };
 
 class EventQueue {
  public:
   // Schedules an event; returns its sequence number.
-  uint64_t Push(Timestamp time, EventKind kind, int64_t a = 0) {
-    heap_.push(Event{time, next_seq_, kind, a});
+  uint64_t Push(Timestamp time, EventKind kind, int64_t a = 0, int64_t b = 0) {
+    heap_.push(Event{time, next_seq_, kind, a, b});
     return next_seq_++;
   }
   bool empty() const { return heap_.empty(); }

@@ -37,6 +37,24 @@ struct PolicyResult {
   std::vector<std::pair<std::string, Percentiles>> wait_by_priority;  // by class name, in config order
   std::vector<std::pair<std::string, Percentiles>> jct_by_priority;
 
+  // Measured GPU utilisation: utilisation-weighted GPU time over paid GPU time.
+  double gpu_util_mean = 0;
+
+  // Interruptions and what they cost.
+  int64_t spot_interruptions = 0;  // jobs stopped or killed by a spot reclaim
+  int64_t spot_reclaims = 0;       // spot nodes reclaimed
+  int64_t preemptions = 0;         // jobs stopped for higher-priority work
+  int64_t reclaims = 0;            // idle jobs stopped (requeued or cancelled)
+  int64_t jobs_cancelled = 0;
+  int64_t resizes = 0;
+  int64_t disruptions = 0;         // nodes disrupted by tide's own actions
+  double lost_work_gpu_hours = 0;  // work since the last checkpoint, lost to interruptions
+  double max_lost_work_s = 0;      // the most one interruption lost (seconds of work)
+  int64_t nodes_create_failed = 0; // spot stock-outs
+  double storage_wait_node_hours = 0;  // joined nodes waiting for their storage load
+  int64_t forecast_nodes = 0;      // bought ahead of forecast demand
+  int64_t forecast_nodes_unused = 0;  // ... released without running anything
+
   int peak_nodes = 0;
   int64_t nodes_bought = 0;
   int64_t nodes_released = 0;

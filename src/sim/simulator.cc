@@ -1,8 +1,9 @@
 #include "sim/simulator.h"
-#include "core/strings.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "core/strings.h"
 
 namespace tide::sim {
 
@@ -15,12 +16,15 @@ Simulator::Simulator(const model::ClusterSpec* spec, autoscale::PolicyProfile po
                      trace::TraceReader* trace, SimObserver* observer)
     : spec_(spec),
       policy_(std::move(policy)),
-      options_(options),
+      options_(std::move(options)),
       trace_(trace),
       observer_(observer),
       scheduler_(policy_.scheduler),
-      provider_(options.seed),
-      ledger_(spec) {}
+      provider_(options_.seed),
+      spot_rng_(Rng(options_.seed).Fork("spot")),
+      storage_(options_.world.storage),
+      ledger_(spec),
+      metrics_(&runs_) {}
 
 Node* Simulator::FindNode(model::NodeId id) {
   auto it = node_index_.find(id);
@@ -40,6 +44,8 @@ void Simulator::RemoveJob(model::JobId id) {
     job_index_[state_.jobs[i].id] = i;
   }
   state_.jobs.pop_back();
+  sim_jobs_.erase(id);
+  runs_.erase(id);
 }
 
 void Simulator::RemoveNode(model::NodeId id) {
@@ -61,6 +67,8 @@ Status Simulator::Init() {
   if (spec_->pools.empty()) return absl::InvalidArgumentError("the cluster has no pools");
   if (spec_->pools.size() > 64) return absl::InvalidArgumentError("at most 64 pools are supported");
   state_.spec = spec_;
+  state_.metrics = &metrics_;
+  state_.pools.assign(spec_->pools.size(), model::PoolStatus{});
   pool_seq_.assign(spec_->pools.size(), 0);
   waits_by_class_.assign(spec_->priority_classes.size(), {});
   jcts_by_class_.assign(spec_->priority_classes.size(), {});
@@ -68,17 +76,25 @@ Status Simulator::Init() {
   autoscaler_.emplace(std::move(as));
 
   t0_ = trace_->start();
-  // Every pool starts at its minimum, already running.
+  // Every pool starts at its minimum, already running and loaded.
+  initializing_ = true;
   for (size_t p = 0; p < spec_->pools.size(); ++p) {
     for (int i = 0; i < spec_->pools[p].min_nodes; ++i) {
-      CreateNode(static_cast<int>(p), t0_);
+      CreateNode(static_cast<int>(p), t0_, false);
       Node& n = state_.nodes.back();
       n.state = NodeState::kReady;
       n.ready_at = t0_;
       n.idle_since = t0_;
+      NodeJoined(n, t0_);  // spot hazards start now; no storage load for the initial fleet
     }
   }
-  // The boot events CreateNode queued for these are stale; NodeReady ignores ready nodes.
+  initializing_ = false;
+  // The spot supply series, repeated over the run.
+  const auto& supply = options_.world.spot.supply;
+  if (!supply.empty()) {
+    supply_period_ = supply.back().offset + Seconds(1);
+    for (const auto& pt : supply) queue_.Push(t0_ + pt.offset, EventKind::kSpotSupply);
+  }
   TIDE_RETURN_IF_ERROR(ReadNextJob());
   tick_at_ = t0_;
   queue_.Push(t0_, EventKind::kTick);
@@ -90,9 +106,8 @@ Status Simulator::ReadNextJob() {
   if (!next_job_) return OkStatus();
   if (next_job_->submit < t0_) {
     return absl::InvalidArgumentError(StrCat(trace_->Describe(), ": job ", next_job_->name, " is submitted at ",
-                                                   FormatTimestamp(next_job_->submit),
-                                                   ", before the trace start ", FormatTimestamp(t0_),
-                                                   "; set simulation.start earlier"));
+                                             FormatTimestamp(next_job_->submit), ", before the trace start ",
+                                             FormatTimestamp(t0_), "; set simulation.start earlier"));
   }
   if (next_job_->submit < last_arrival_) {
     return absl::InvalidArgumentError(
@@ -112,6 +127,8 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
         return absl::InvalidArgumentError(StrCat("job ", job.spec.name, " has an unknown priority class"));
       }
       job.priority = spec_->priority_classes[job.spec.priority_class].value;
+      SimJob& sj = sim_jobs_[job.id];
+      sj.work = WorkFor(job.spec.runtime, job.spec.phases, job.spec.checkpoint);
       last_arrival_ = e.time;
       ++result_.jobs_total;
       job_index_[job.id] = state_.jobs.size();
@@ -121,21 +138,44 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
     }
     case EventKind::kNodeReady: {
       Node* n = FindNode(e.a);
-      if (n == nullptr || n->state != NodeState::kProvisioning) return OkStatus();  // released, or started ready
-      n->state = NodeState::kReady;
-      n->ready_at = e.time;
-      if (n->idle()) n->idle_since = e.time;
+      if (n == nullptr || n->state != NodeState::kProvisioning || joined_at_.contains(n->id)) return OkStatus();
+      NodeJoined(*n, e.time);
       *changed = true;
-      MaybeStartAfterBoot(e.time);
       return OkStatus();
     }
-    case EventKind::kJobEnd:
+    case EventKind::kNodeLoaded: {
+      if (static_cast<uint64_t>(e.b) != storage_.epoch()) return OkStatus();
+      for (model::NodeId id : storage_.Complete(e.time)) {
+        loading_.erase(id);
+        Node* n = FindNode(id);
+        if (n != nullptr && joined_at_.contains(id)) {
+          NodeUsable(*n, e.time);
+          *changed = true;
+        }
+      }
+      ScheduleStorage();
+      return OkStatus();
+    }
+    case EventKind::kJobEnd: {
+      Job* j = FindJob(e.a);
+      if (j == nullptr || j->state != JobState::kRunning || sim_jobs_[j->id].epoch != static_cast<uint64_t>(e.b)) {
+        return OkStatus();  // stale: the run changed since
+      }
       *changed = true;
       return CompleteJob(e.a, e.time);
+    }
+    case EventKind::kJobExit: {
+      Job* j = FindJob(e.a);
+      if (j == nullptr || j->state != JobState::kStopping || sim_jobs_[j->id].epoch != static_cast<uint64_t>(e.b)) {
+        return OkStatus();
+      }
+      *changed = true;
+      return ExitJob(e.a, e.time);
+    }
     case EventKind::kJobStart: {
       Job* j = FindJob(e.a);
       if (j != nullptr && j->state == JobState::kStarting) {
-        StartRunning(*j, e.time);
+        StartRun(*j, e.time);
         *changed = true;
       }
       return OkStatus();
@@ -146,11 +186,38 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
         tick_at_ = kInfiniteFuture;
       }
       return OkStatus();
+    case EventKind::kSpotNotice:
+      if (FindNode(e.a) != nullptr) {
+        SpotNotice(e.a, e.time, "interruption notice");
+        *changed = true;
+      }
+      return OkStatus();
+    case EventKind::kSpotKill:
+      if (FindNode(e.a) != nullptr) {
+        SpotKill(e.a, e.time);
+        *changed = true;
+      }
+      return OkStatus();
+    case EventKind::kSpotSupply:
+      SpotSupplyChanged(e.time);
+      queue_.Push(e.time + supply_period_, EventKind::kSpotSupply);
+      *changed = true;
+      return OkStatus();
   }
   return OkStatus();
 }
 
+void Simulator::RefreshJobs(Timestamp now) {
+  for (auto& j : state_.jobs) {
+    if (j.state != JobState::kRunning) continue;
+    const JobRun& seg = sim_jobs_[j.id].segments.back();
+    j.progress = seg.ProgressAt(now);
+    j.saved = std::max(j.saved, seg.SavedAt(now));
+  }
+}
+
 Status Simulator::RunScheduler(Timestamp now) {
+  RefreshJobs(now);
   const sched::SchedulerOutput out = scheduler_.Schedule(state_, now);
   for (const auto& p : out.placements) TIDE_RETURN_IF_ERROR(ApplyPlacement(p, now));
   if (observer_) observer_->AfterSchedule(state_, out, now);
@@ -169,11 +236,12 @@ Status Simulator::ApplyPlacement(const sched::Placement& p, Timestamp now) {
   for (const auto& sh : p.shares) {
     Node* n = FindNode(sh.node);
     const int gpus = sh.workers * job->spec.gpus_per_worker;
-    if (n == nullptr || n->free_gpus < gpus) {
+    if (n == nullptr || n->free_gpus < gpus || n->state == NodeState::kDraining) {
       return absl::InternalError(StrCat("scheduler over-allocated node ", sh.node, " for job ", job->spec.name));
     }
     n->free_gpus -= gpus;
     n->idle_since = kInfiniteFuture;
+    forecast_nodes_.erase(n->id);
     if (n->state != NodeState::kReady) {
       all_ready = false;
       last_ready = std::max(last_ready, n->ready_at);
@@ -181,21 +249,25 @@ Status Simulator::ApplyPlacement(const sched::Placement& p, Timestamp now) {
     workers += sh.workers;
     if (options_.record_decisions && options_.log_job_starts) where.push_back(StrCat(n->name, ":", sh.workers));
   }
-  if (workers != job->spec.workers) {
-    return absl::InternalError(StrCat("scheduler placed ", workers, " of ", job->spec.workers,
-                                            " workers of job ", job->spec.name));
+  if (workers < job->spec.MinWorkers() || workers > job->spec.MaxWorkers()) {
+    return absl::InternalError(
+        StrCat("scheduler placed ", workers, " workers of job ", job->spec.name, ", outside ",
+               job->spec.MinWorkers(), "..", job->spec.MaxWorkers()));
   }
   job->alloc = p.shares;
+  job->workers = workers;
   job->started = now;
   if (p.backfilled) ++result_.jobs_backfilled;
   if (options_.record_decisions && options_.log_job_starts) {
-    Log(now, all_ready ? "start" : "allocate",
-        StrCat(job->spec.name, " (", job->spec.workers, "x", job->spec.gpus_per_worker, " GPUs) on ",
-                     StrJoin(where, ","), ": waited ", FormatDuration(now - job->spec.submit),
-                     p.backfilled ? ", backfilled" : "", all_ready ? "" : ", waits for its nodes to boot"));
+    const bool restart = job->restarts > 0;
+    Log(now, all_ready ? (restart ? "restart" : "start") : "allocate",
+        StrCat(job->spec.name, " (", workers, "x", job->spec.gpus_per_worker, " GPUs) on ", StrJoin(where, ","),
+               ": waited ", FormatDuration(now - job->spec.submit), p.backfilled ? ", backfilled" : "",
+               restart ? StrCat(", resumes at ", static_cast<int64_t>(job->saved), "s of work") : "",
+               all_ready ? "" : ", waits for its nodes to boot"));
   }
   if (all_ready) {
-    StartRunning(*job, now);
+    StartRun(*job, now);
   } else {
     job->state = JobState::kStarting;
     job->expected_end = AlignUp(last_ready, t0_, policy_.start_tick) + job->spec.runtime;
@@ -203,15 +275,49 @@ Status Simulator::ApplyPlacement(const sched::Placement& p, Timestamp now) {
   return OkStatus();
 }
 
-void Simulator::StartRunning(Job& job, Timestamp now) {
+double Simulator::Rate(const Job& job, int workers) const {
+  const int ref = job.spec.workers;
+  if (workers == ref || ref <= 0) return 1.0;
+  int useful = workers;
+  if (job.spec.io_bound_workers > 0) useful = std::min(useful, job.spec.io_bound_workers);
+  return std::pow(static_cast<double>(useful) / ref, options_.world.elastic.scaling_exponent);
+}
+
+model::JobPhases Simulator::PhasesFor(const Job& job, int workers) const {
+  model::JobPhases p = job.spec.phases;
+  // Past the workers its data pipeline can feed, each GPU waits on input.
+  if (job.spec.io_bound_workers > 0 && workers > job.spec.io_bound_workers) {
+    const double f = static_cast<double>(job.spec.io_bound_workers) / workers;
+    p.train_util *= f;
+    p.eval_util *= f;
+  }
+  return p;
+}
+
+void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration startup) {
+  SimJob& sj = sim_jobs_[job.id];
+  ++sj.epoch;
+  sj.segments.emplace_back(now, progress0, sj.work, Rate(job, job.Workers()), startup, job.spec.checkpoint,
+                           PhasesFor(job, job.Workers()));
+  runs_[job.id] = sj.segments;
   job.state = JobState::kRunning;
+  job.progress = progress0;
+  job.expected_end = sj.segments.back().EndTime();
+  queue_.Push(job.expected_end, EventKind::kJobEnd, job.id, static_cast<int64_t>(sj.epoch));
+}
+
+void Simulator::StartRun(Job& job, Timestamp now) {
+  SimJob& sj = sim_jobs_[job.id];
   job.started = now;
-  job.expected_end = now + job.spec.runtime;
-  queue_.Push(job.expected_end, EventKind::kJobEnd, job.id);
-  const int64_t wait = (now - job.spec.submit).count();
-  waits_.push_back(wait);
-  waits_by_class_[job.spec.priority_class].push_back(wait);
-  ++result_.jobs_started;
+  sj.segments.clear();
+  NewSegment(job, now, job.saved, StartupFor(job.spec));
+  if (!sj.started_once) {
+    sj.started_once = true;
+    const int64_t wait = (now - job.spec.submit).count();
+    waits_.push_back(wait);
+    waits_by_class_[job.spec.priority_class].push_back(wait);
+    ++result_.jobs_started;
+  }
 }
 
 void Simulator::MaybeStartAfterBoot(Timestamp now) {
@@ -225,7 +331,7 @@ void Simulator::MaybeStartAfterBoot(Timestamp now) {
     if (!ready) continue;
     const Timestamp at = AlignUp(now, t0_, policy_.start_tick);
     if (at == now) {
-      StartRunning(j, now);
+      StartRun(j, now);
     } else {
       j.expected_end = at + j.spec.runtime;
       queue_.Push(at, EventKind::kJobStart, j.id);
@@ -233,28 +339,127 @@ void Simulator::MaybeStartAfterBoot(Timestamp now) {
   }
 }
 
+// Adds the utilisation-weighted and allocated GPU time of the job's current
+// segments up to `now` to the figures.
+void Simulator::CloseSegments(const Job& job, Timestamp now) {
+  const SimJob& sj = sim_jobs_[job.id];
+  const int gpus = job.Workers() * job.spec.gpus_per_worker;
+  for (size_t i = 0; i < sj.segments.size(); ++i) {
+    const JobRun& seg = sj.segments[i];
+    const Timestamp end = i + 1 < sj.segments.size() ? sj.segments[i + 1].start() : now;
+    // Walk the pieces of constant utilisation.
+    Timestamp t = seg.start();
+    while (t < end) {
+      const Timestamp next = std::min(end, seg.NextChange(t));
+      util_gpu_seconds_ += seg.UtilAt(t) * static_cast<double>((next - t).count()) * gpus;
+      t = next;
+    }
+  }
+  busy_gpu_seconds_ += int64_t{gpus} * (now - job.started).count();
+}
+
+void Simulator::FreeAllocation(Job& job, Timestamp now) {
+  for (const auto& sh : job.alloc) {
+    Node* n = FindNode(sh.node);
+    if (n == nullptr) continue;
+    n->free_gpus += sh.workers * job.spec.gpus_per_worker;
+    if (n->idle() && n->state == NodeState::kReady) n->idle_since = now;
+  }
+  const auto nodes = job.alloc;
+  job.alloc.clear();
+  for (const auto& sh : nodes) MaybeFinishDrain(sh.node, now);
+}
+
 Status Simulator::CompleteJob(model::JobId id, Timestamp now) {
   Job* job = FindJob(id);
   if (job == nullptr || job->state != JobState::kRunning) {
     return absl::InternalError(StrCat("job ", id, " ended but was not running"));
   }
-  for (const auto& sh : job->alloc) {
-    Node* n = FindNode(sh.node);
-    if (n == nullptr) return absl::InternalError(StrCat("job ", job->spec.name, " ran on a vanished node"));
-    n->free_gpus += sh.workers * job->spec.gpus_per_worker;
-    if (n->idle() && n->state == NodeState::kReady) n->idle_since = now;
-  }
-  busy_gpu_seconds_ += int64_t{job->spec.gpus()} * (now - job->started).count();
+  CloseSegments(*job, now);
   const int64_t jct = (now - job->spec.submit).count();
   jcts_.push_back(jct);
   jcts_by_class_[job->spec.priority_class].push_back(jct);
   ++result_.jobs_completed;
   last_completion_ = now;
+  FreeAllocation(*job, now);
   RemoveJob(id);
   return OkStatus();
 }
 
-void Simulator::CreateNode(int pool, Timestamp now) {
+// Tells a running job to checkpoint and exit; it keeps its GPUs until then.
+void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool cancel) {
+  if (job.state != JobState::kRunning) return;
+  SimJob& sj = sim_jobs_[job.id];
+  const JobRun& seg = sj.segments.back();
+  CloseSegments(job, now);
+  sj.stop_progress = seg.ProgressAt(now);
+  sj.stop_fallback = std::max(job.saved, seg.SavedAt(now));
+  sj.stop_cancel = cancel;
+  sj.stop_cause = std::string(cause);
+  ++sj.epoch;
+  job.state = JobState::kStopping;
+  job.progress = sj.stop_progress;
+  job.saved = sj.stop_fallback;
+  job.started = now;  // the checkpoint's GPU time is counted from here
+  job.expected_end = now + job.spec.checkpoint.cost;
+  runs_.erase(job.id);
+  queue_.Push(job.expected_end, EventKind::kJobExit, job.id, static_cast<int64_t>(sj.epoch));
+}
+
+// A stopping job finished its checkpoint: it exits, nothing lost.
+Status Simulator::ExitJob(model::JobId id, Timestamp now) {
+  Job* job = FindJob(id);
+  SimJob& sj = sim_jobs_[id];
+  job->saved = sj.stop_progress;
+  if (observer_) observer_->OnInterrupt(*job, sj.stop_cause, 0, now);
+  FreeAllocation(*job, now);
+  if (sj.stop_cancel) {
+    ++result_.jobs_cancelled;
+    Log(now, "cancelled", StrCat(job->spec.name, " (", sj.stop_cause, ") after ", static_cast<int64_t>(job->saved),
+                                 "s of work"));
+    RemoveJob(id);
+    return OkStatus();
+  }
+  Requeue(*job, now);
+  return OkStatus();
+}
+
+// The job's nodes are gone before it could checkpoint: it loses the work
+// since its last completed checkpoint.
+void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
+  SimJob& sj = sim_jobs_[job.id];
+  double progress, saved;
+  if (job.state == JobState::kStopping) {
+    progress = sj.stop_progress;
+    saved = sj.stop_fallback;
+  } else {
+    const JobRun& seg = sj.segments.back();
+    CloseSegments(job, now);
+    progress = seg.ProgressAt(now);
+    saved = std::max(job.saved, seg.SavedAt(now));
+  }
+  const double lost = std::max(0.0, progress - saved);
+  result_.lost_work_gpu_hours += lost * job.spec.gpus() / 3600.0;
+  result_.max_lost_work_s = std::max(result_.max_lost_work_s, lost);
+  if (observer_) observer_->OnInterrupt(job, cause, lost, now);
+  ++sj.epoch;
+  job.saved = saved;
+  job.progress = saved;
+  runs_.erase(job.id);
+  FreeAllocation(job, now);
+  Requeue(job, now);
+}
+
+void Simulator::Requeue(Job& job, Timestamp now) {
+  job.state = JobState::kPending;
+  job.progress = job.saved;
+  job.workers = 0;
+  ++job.restarts;
+  sim_jobs_[job.id].segments.clear();
+  runs_.erase(job.id);
+}
+
+void Simulator::CreateNode(int pool, Timestamp now, bool forecast) {
   const model::NodePool& p = spec_->pools[pool];
   Node n;
   n.id = next_node_id_++;
@@ -266,6 +471,15 @@ void Simulator::CreateNode(int pool, Timestamp now) {
   n.gpus = n.free_gpus = p.type.gpus;
   queue_.Push(n.ready_at, EventKind::kNodeReady, n.id);
   bill_[n.id] = ledger_.Open(pool, now);
+  if (forecast) {
+    forecast_nodes_.insert(n.id);
+    ++result_.forecast_nodes;
+  }
+  if (storage_.enabled() && options_.world.storage.prefetch && !initializing_) {
+    loading_.insert(n.id);
+    storage_.Start(n.id, now);
+    ScheduleStorage();
+  }
   node_index_[n.id] = state_.nodes.size();
   state_.nodes.push_back(std::move(n));
   ++result_.nodes_bought;
@@ -273,34 +487,263 @@ void Simulator::CreateNode(int pool, Timestamp now) {
   result_.peak_nodes = std::max(result_.peak_nodes, live_nodes_);
 }
 
+// The node has booted and joined. It is usable once its storage load is done.
+void Simulator::NodeJoined(Node& n, Timestamp now) {
+  joined_at_[n.id] = now;
+  const model::NodePool& pool = spec_->pools[n.pool];
+  if (pool.tier == model::Tier::kSpot && options_.world.spot.mean_time_to_interrupt.count() > 0) {
+    const double mean = static_cast<double>(options_.world.spot.mean_time_to_interrupt.count());
+    const Timestamp kill = now + Seconds(std::max<int64_t>(1, std::llround(spot_rng_.Exponential(mean))));
+    queue_.Push(std::max(now, kill - options_.world.spot.notice), EventKind::kSpotNotice, n.id);
+    queue_.Push(kill, EventKind::kSpotKill, n.id);
+  }
+  if (!storage_.enabled() || initializing_) {
+    NodeUsable(n, now);
+    return;
+  }
+  if (!options_.world.storage.prefetch) {
+    loading_.insert(n.id);
+    storage_.Start(n.id, now);
+    ScheduleStorage();
+  } else if (!loading_.contains(n.id)) {
+    NodeUsable(n, now);  // prefetched during boot
+    return;
+  }
+  n.ready_at = std::max(now, storage_.NextCompletion());  // a rough expectation for planning
+}
+
+void Simulator::NodeUsable(Node& n, Timestamp now) {
+  if (n.state != NodeState::kProvisioning) return;
+  n.state = NodeState::kReady;
+  if (joined_at_.contains(n.id) && now > joined_at_[n.id]) {
+    result_.storage_wait_node_hours += static_cast<double>((now - joined_at_[n.id]).count()) / 3600.0;
+  }
+  n.ready_at = now;
+  if (n.idle()) n.idle_since = now;
+  MaybeStartAfterBoot(now);
+}
+
+void Simulator::ScheduleStorage() {
+  const Timestamp next = storage_.NextCompletion();
+  if (next != kInfiniteFuture) queue_.Push(next, EventKind::kNodeLoaded, 0, static_cast<int64_t>(storage_.epoch()));
+}
+
+void Simulator::TerminateNode(model::NodeId id, Timestamp now, bool reclaimed) {
+  ledger_.Close(bill_.at(id), now);
+  bill_.erase(id);
+  if (loading_.erase(id) > 0) {
+    storage_.Cancel(id, now);
+    ScheduleStorage();
+  }
+  joined_at_.erase(id);
+  if (forecast_nodes_.erase(id) > 0) ++result_.forecast_nodes_unused;
+  RemoveNode(id);
+  if (reclaimed) {
+    ++result_.spot_reclaims;
+  } else {
+    ++result_.nodes_released;
+  }
+  --live_nodes_;
+}
+
 Status Simulator::ReleaseNode(model::NodeId id, Timestamp now) {
   Node* n = FindNode(id);
   if (n == nullptr) return absl::InternalError(StrCat("plan releases unknown node ", id));
-  if (!n->idle()) {
-    return absl::InternalError(StrCat("plan releases node ", n->name, ", which runs jobs"));
+  if (!n->idle()) return absl::InternalError(StrCat("plan releases node ", n->name, ", which runs jobs"));
+  TerminateNode(id, now, false);
+  return OkStatus();
+}
+
+void Simulator::DrainNode(Node& n, Timestamp now) {
+  n.state = NodeState::kDraining;
+  MaybeFinishDrain(n.id, now);
+}
+
+void Simulator::MaybeFinishDrain(model::NodeId id, Timestamp now) {
+  Node* n = FindNode(id);
+  if (n == nullptr || n->state != NodeState::kDraining || !n->idle()) return;
+  TerminateNode(id, now, false);
+}
+
+void Simulator::RecordDisruption(Timestamp now) {
+  state_.recent_disruptions.push_back(now);
+  ++result_.disruptions;
+  // Keep a day: no budget window is longer.
+  const Timestamp horizon = now - Hours(24);
+  while (!state_.recent_disruptions.empty() && state_.recent_disruptions.front() < horizon) {
+    state_.recent_disruptions.erase(state_.recent_disruptions.begin());
   }
-  ledger_.Close(bill_.at(id), now);
-  bill_.erase(id);
-  RemoveNode(id);
-  ++result_.nodes_released;
-  --live_nodes_;
+}
+
+// The provider will reclaim the node: its jobs checkpoint and exit now, and
+// nothing new is placed on it.
+void Simulator::SpotNotice(model::NodeId id, Timestamp now, std::string_view why) {
+  Node* n = FindNode(id);
+  if (n == nullptr || n->state == NodeState::kDraining) return;
+  Log(now, "spot-notice", StrCat(n->name, ": ", why, "; its jobs checkpoint and requeue"));
+  n->state = NodeState::kDraining;
+  for (auto& j : state_.jobs) {
+    if (j.state != JobState::kRunning) continue;
+    for (const auto& sh : j.alloc) {
+      if (sh.node == id) {
+        StopJob(j, now, "spot", false);
+        ++result_.spot_interruptions;
+        break;
+      }
+    }
+  }
+  // Jobs still allocated but not started (booting elsewhere) lose the node at once.
+  for (auto& j : state_.jobs) {
+    if (j.state != JobState::kStarting) continue;
+    for (const auto& sh : j.alloc) {
+      if (sh.node == id) {
+        FreeAllocation(j, now);
+        j.state = JobState::kPending;
+        break;
+      }
+    }
+  }
+  if (n->idle()) TerminateNode(id, now, true);
+}
+
+void Simulator::SpotKill(model::NodeId id, Timestamp now) {
+  Node* n = FindNode(id);
+  if (n == nullptr) return;
+  std::vector<model::JobId> victims;
+  for (const auto& j : state_.jobs) {
+    for (const auto& sh : j.alloc) {
+      if (sh.node == id) victims.push_back(j.id);
+    }
+  }
+  for (auto jid : victims) {
+    Job* j = FindJob(jid);
+    if (j == nullptr) continue;
+    if (j->state == JobState::kRunning) ++result_.spot_interruptions;
+    if (j->state == JobState::kStarting) {
+      FreeAllocation(*j, now);
+      j->state = JobState::kPending;
+      continue;
+    }
+    KillJob(*j, now, "spot");
+  }
+  Log(now, "spot-reclaim", StrCat(n->name, ": reclaimed by the provider"));
+  if (FindNode(id) != nullptr) TerminateNode(id, now, true);
+}
+
+int Simulator::SpotSupply(Timestamp now) const {
+  const auto& supply = options_.world.spot.supply;
+  if (supply.empty()) return INT32_MAX;
+  const Duration into = Seconds((now - t0_).count() % supply_period_.count());
+  int available = supply.front().available;
+  for (const auto& pt : supply) {
+    if (pt.offset <= into) available = pt.available;
+  }
+  return static_cast<int>(std::floor(available * options_.world.spot.supply_scale));
+}
+
+// The supply moved: spot nodes beyond it get notice; a pool that could not
+// create nodes may again.
+void Simulator::SpotSupplyChanged(Timestamp now) {
+  const int supply = SpotSupply(now);
+  for (size_t p = 0; p < spec_->pools.size(); ++p) {
+    if (spec_->pools[p].tier != model::Tier::kSpot) continue;
+    std::vector<const Node*> nodes;
+    for (const auto& n : state_.nodes) {
+      if (n.pool == static_cast<int>(p) && n.state != NodeState::kDraining) nodes.push_back(&n);
+    }
+    if (static_cast<int>(nodes.size()) < supply) state_.pools[p].unavailable_since = kInfiniteFuture;
+    if (static_cast<int>(nodes.size()) <= supply) continue;
+    // The provider takes back the newest nodes first.
+    std::sort(nodes.begin(), nodes.end(), [](const Node* a, const Node* b) { return a->id > b->id; });
+    std::vector<model::NodeId> doomed;
+    for (size_t i = 0; i < nodes.size() - static_cast<size_t>(std::max(0, supply)); ++i) doomed.push_back(nodes[i]->id);
+    for (auto id : doomed) {
+      queue_.Push(now + options_.world.spot.notice, EventKind::kSpotKill, id);
+      SpotNotice(id, now, "spot supply fell");
+    }
+  }
+}
+
+Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
+  Job* job = a.jobs.empty() ? nullptr : FindJob(a.jobs[0]);
+  if (job == nullptr || job->state != JobState::kRunning) {
+    return absl::InternalError("plan resizes a job that is not running");
+  }
+  const SimJob& sj = sim_jobs_[job->id];
+  const double progress = sj.segments.back().ProgressAt(now);
+  CloseSegments(*job, now);
+  for (const auto& sh : a.resize.remove) {
+    Node* n = FindNode(sh.node);
+    auto it = std::find_if(job->alloc.begin(), job->alloc.end(), [&](const auto& x) { return x.node == sh.node; });
+    if (n == nullptr || it == job->alloc.end() || it->workers < sh.workers) {
+      return absl::InternalError(StrCat("resize removes workers job ", job->spec.name, " does not have"));
+    }
+    it->workers -= sh.workers;
+    n->free_gpus += sh.workers * job->spec.gpus_per_worker;
+    if (n->idle() && n->state == NodeState::kReady) n->idle_since = now;
+  }
+  std::erase_if(job->alloc, [](const auto& x) { return x.workers == 0; });
+  for (const auto& sh : a.resize.add) {
+    Node* n = FindNode(sh.node);
+    const int gpus = sh.workers * job->spec.gpus_per_worker;
+    if (n == nullptr || n->state != NodeState::kReady || n->free_gpus < gpus) {
+      return absl::InternalError(StrCat("resize over-allocates node ", sh.node, " for job ", job->spec.name));
+    }
+    n->free_gpus -= gpus;
+    n->idle_since = kInfiniteFuture;
+    forecast_nodes_.erase(n->id);
+    auto it = std::find_if(job->alloc.begin(), job->alloc.end(), [&](const auto& x) { return x.node == sh.node; });
+    if (it == job->alloc.end()) {
+      job->alloc.push_back(sh);
+    } else {
+      it->workers += sh.workers;
+    }
+  }
+  int workers = 0;
+  for (const auto& sh : job->alloc) workers += sh.workers;
+  if (workers != a.resize.workers) return absl::InternalError("resize leaves a different worker count than planned");
+  job->workers = workers;
+  job->started = now;
+  job->last_resize = now;
+  job->saved = progress;  // an elastic framework re-rendezvouses from its live state
+  sim_jobs_[job->id].segments.clear();
+  NewSegment(*job, now, progress, options_.world.elastic.resize_pause);
+  for (const auto& sh : a.resize.remove) MaybeFinishDrain(sh.node, now);
+  ++result_.resizes;
   return OkStatus();
 }
 
 Status Simulator::RunAutoscaler(Timestamp now) {
+  RefreshJobs(now);
   TIDE_ASSIGN_OR_RETURN(autoscale::ScalingPlan plan, autoscaler_->RunOnce(state_, now));
   ++result_.autoscaler_runs;
   if (observer_) observer_->OnPlan(state_, plan, now);
   as_dirty_ = false;
   wakeup_ = plan.next_wakeup;
-  bool bought = false, released = false;
+  bool changed = false, bought = false;
   for (const auto& a : plan.actions) {
     switch (a.kind) {
       case autoscale::ActionKind::kScaleUp: {
         const auto& pool = spec_->pools[a.pool];
-        Log(now, "scale-up", StrCat(pool.name, " +", a.count, ": ", a.reason));
-        for (int i = 0; i < a.count; ++i) CreateNode(a.pool, now);
-        bought = true;
+        int created = 0;
+        for (int i = 0; i < a.count; ++i) {
+          if (pool.tier == model::Tier::kSpot) {
+            int live = 0;
+            for (const auto& n : state_.nodes) live += n.pool == a.pool && n.state != NodeState::kDraining;
+            if (live >= SpotSupply(now)) {
+              ++result_.nodes_create_failed;
+              if (state_.pools[a.pool].unavailable_since == kInfiniteFuture) state_.pools[a.pool].unavailable_since = now;
+              continue;
+            }
+          }
+          CreateNode(a.pool, now, a.forecast);
+          ++created;
+        }
+        Log(now, "scale-up",
+            StrCat(pool.name, " +", a.count, ": ", a.reason,
+                   created < a.count ? StrCat(" [the provider created ", created, ": no spot capacity]") : ""));
+        bought = created > 0;
+        changed = true;
         break;
       }
       case autoscale::ActionKind::kRelease: {
@@ -309,14 +752,60 @@ Status Simulator::RunAutoscaler(Timestamp now) {
           if (const Node* n = FindNode(id)) names.push_back(n->name);
         }
         Log(now, "release",
-            StrCat(spec_->pools[a.pool].name, " -", a.nodes.size(), " [", StrJoin(names, " "), "]: ",
-                         a.reason));
+            StrCat(spec_->pools[a.pool].name, " -", a.nodes.size(), " [", StrJoin(names, " "), "]: ", a.reason));
         for (auto id : a.nodes) TIDE_RETURN_IF_ERROR(ReleaseNode(id, now));
-        released = true;
+        changed = true;
         break;
       }
+      case autoscale::ActionKind::kDrain: {
+        std::vector<std::string> names;
+        for (auto id : a.nodes) {
+          if (const Node* n = FindNode(id)) names.push_back(n->name);
+        }
+        Log(now, "drain", StrCat("[", StrJoin(names, " "), "]: ", a.reason));
+        for (auto id : a.nodes) {
+          Node* n = FindNode(id);
+          if (n == nullptr) return absl::InternalError(StrCat("plan drains unknown node ", id));
+          if (!n->idle()) RecordDisruption(now);
+          DrainNode(*n, now);
+        }
+        changed = true;
+        break;
+      }
+      case autoscale::ActionKind::kPreempt:
+      case autoscale::ActionKind::kReclaim: {
+        const bool preempt = a.kind == autoscale::ActionKind::kPreempt;
+        Log(now, autoscale::ActionKindName(a.kind), a.reason);
+        for (auto id : a.jobs) {
+          Job* j = FindJob(id);
+          if (j == nullptr || j->state != JobState::kRunning) {
+            return absl::InternalError(StrCat("plan stops job ", id, ", which is not running"));
+          }
+          if (j->spec.is_protected) {
+            return absl::InternalError(StrCat("plan stops protected job ", j->spec.name));
+          }
+          SimJob& sj = sim_jobs_[id];
+          const bool cancel = a.cancel || (!preempt && sj.reclaims >= 1);
+          if (!preempt) ++sj.reclaims;
+          for (size_t k = 0; k < j->alloc.size(); ++k) RecordDisruption(now);
+          StopJob(*j, now, preempt ? "preempted" : "reclaimed", cancel);
+          if (preempt) {
+            ++result_.preemptions;
+          } else {
+            ++result_.reclaims;
+          }
+        }
+        changed = true;
+        break;
+      }
+      case autoscale::ActionKind::kResize:
+        Log(now, "resize", a.reason);
+        TIDE_RETURN_IF_ERROR(ApplyResize(a, now));
+        changed = true;
+        break;
       case autoscale::ActionKind::kUnschedulable:
-      case autoscale::ActionKind::kAtMax: {
+      case autoscale::ActionKind::kAtMax:
+      case autoscale::ActionKind::kNote: {
         for (auto id : a.jobs) {
           if (a.kind == autoscale::ActionKind::kUnschedulable) unschedulable_.insert(id);
           auto [it, fresh] = noted_.try_emplace(id, a.kind);
@@ -324,12 +813,13 @@ Status Simulator::RunAutoscaler(Timestamp now) {
           it->second = a.kind;
           Log(now, autoscale::ActionKindName(a.kind), a.reason);
         }
+        if (a.jobs.empty()) Log(now, autoscale::ActionKindName(a.kind), a.reason);
         break;
       }
     }
   }
   // Applying the plan changed what the next pass sees (room under a max, say).
-  if (bought || released) as_dirty_ = true;
+  if (changed) as_dirty_ = true;
   if (bought && policy_.scheduler.place_on_provisioning) TIDE_RETURN_IF_ERROR(RunScheduler(now));
   return OkStatus();
 }
@@ -393,6 +883,7 @@ PolicyResult Simulator::Finish() {
   r.cost = ledger_.Summarize(t0_, r.horizon);
   r.gpu_hours_busy = static_cast<double>(busy_gpu_seconds_) / 3600.0;
   r.utilization = r.cost.gpu_hours_paid > 0 ? r.gpu_hours_busy / r.cost.gpu_hours_paid : 0;
+  r.gpu_util_mean = r.cost.gpu_hours_paid > 0 ? util_gpu_seconds_ / 3600.0 / r.cost.gpu_hours_paid : 0;
   r.wait_s = ComputePercentiles(&waits_);
   r.jct_s = ComputePercentiles(&jcts_);
   for (size_t c = 0; c < spec_->priority_classes.size(); ++c) {

@@ -1,12 +1,22 @@
 // Simulator: replays a workload against one policy, in simulated time.
 //
 // A discrete-event loop over integer time. At each instant it applies every
-// event due (arrivals, nodes joining, jobs ending), then asks the same
-// decision core the live controller uses: Scheduler::Schedule for what
-// starts, and on the autoscaler's ticks Autoscaler::RunOnce for what to buy
-// and release. Plans are applied by the simulator, standing in for Slurm and
-// the cloud: bought nodes join after a boot delay drawn by SimProvider, and
-// every node is billed per second from request to release.
+// event due (arrivals, nodes joining, jobs ending or exiting, spot notices),
+// then asks the same decision core the live controller uses:
+// Scheduler::Schedule for what starts, and on the autoscaler's ticks
+// Autoscaler::RunOnce for what to buy, release, drain, preempt, reclaim and
+// resize. The simulator applies the plans, standing in for Slurm, the cloud
+// and the training framework:
+//   - jobs run in segments (sim/job_run.h): a load phase, work with periodic
+//     checkpoints, evaluation; utilisation follows, readable through
+//     SimMetrics (the MetricsView);
+//   - a job told to stop checkpoints (its checkpoint cost) and exits, then is
+//     requeued or cancelled; a job killed first loses the work since its
+//     last checkpoint;
+//   - bought nodes join after a boot delay (SimProvider), then load from
+//     shared storage if configured; spot nodes are reclaimed with notice
+//     (hazard or availability trace);
+//   - every node is billed per second from request to release.
 //
 // Runs are deterministic: the same inputs and seed give the same bytes.
 #ifndef TIDE_SIM_SIMULATOR_H_
@@ -22,13 +32,17 @@
 #include "autoscale/autoscaler.h"
 #include "autoscale/plan.h"
 #include "autoscale/policy.h"
+#include "core/rng.h"
 #include "core/status.h"
 #include "cost/ledger.h"
 #include "model/cluster.h"
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
 #include "sim/result.h"
+#include "sim/sim_metrics.h"
 #include "sim/sim_provider.h"
+#include "sim/storage_model.h"
+#include "sim/world.h"
 #include "trace/reader.h"
 
 namespace tide::sim {
@@ -41,6 +55,7 @@ struct SimOptions {
   // Run the autoscaler on every tick of its grid, even when nothing changed
   // and no timer is due. Slower; the results are the same (a test checks).
   bool every_tick = false;
+  WorldOptions world;
 };
 
 // Hooks for tests that check invariants while a simulation runs.
@@ -53,6 +68,9 @@ class SimObserver {
   virtual void OnPlan(const model::ClusterState& state, const autoscale::ScalingPlan& plan, Timestamp now) {}
   // After every event of one instant and the decisions they caused.
   virtual void AfterStep(const model::ClusterState& state, Timestamp now) {}
+  // A job was interrupted (stopped or killed) by `cause`; `lost` seconds of
+  // work since its last checkpoint were lost.
+  virtual void OnInterrupt(const model::Job& job, std::string_view cause, double lost, Timestamp now) {}
 };
 
 struct SimOutput {
@@ -72,17 +90,54 @@ class Simulator {
   Result<SimOutput> Run();
 
  private:
+  // What the simulator knows of a job beyond the snapshot.
+  struct SimJob {
+    RunSegments segments;  // of the current run
+    uint64_t epoch = 0;    // bumps when the run changes; older events are stale
+    double work = 0;       // total work, seconds at full allocation
+    bool started_once = false;
+    // While stopping: progress when told, the checkpoint it falls back to
+    // if killed first, and what happens on exit.
+    double stop_progress = 0;
+    double stop_fallback = 0;
+    bool stop_cancel = false;
+    std::string stop_cause;
+    int reclaims = 0;
+  };
+
   Status Init();
   Status ReadNextJob();
   Status HandleEvent(const Event& e, bool* changed, bool* tick);
+  void RefreshJobs(Timestamp now);
   Status RunScheduler(Timestamp now);
   Status ApplyPlacement(const sched::Placement& p, Timestamp now);
-  void StartRunning(model::Job& job, Timestamp now);
+  double Rate(const model::Job& job, int workers) const;
+  model::JobPhases PhasesFor(const model::Job& job, int workers) const;
+  void StartRun(model::Job& job, Timestamp now);
+  void NewSegment(model::Job& job, Timestamp now, double progress0, Duration startup);
   void MaybeStartAfterBoot(Timestamp now);
   Status CompleteJob(model::JobId id, Timestamp now);
+  void StopJob(model::Job& job, Timestamp now, std::string_view cause, bool cancel);
+  Status ExitJob(model::JobId id, Timestamp now);
+  void KillJob(model::Job& job, Timestamp now, std::string_view cause);
+  void FreeAllocation(model::Job& job, Timestamp now);
+  void Requeue(model::Job& job, Timestamp now);
+  void CloseSegments(const model::Job& job, Timestamp now);
   Status RunAutoscaler(Timestamp now);
-  void CreateNode(int pool, Timestamp now);
+  Status ApplyResize(const autoscale::Action& a, Timestamp now);
+  void CreateNode(int pool, Timestamp now, bool forecast);
+  void NodeJoined(model::Node& n, Timestamp now);
+  void NodeUsable(model::Node& n, Timestamp now);
   Status ReleaseNode(model::NodeId id, Timestamp now);
+  void TerminateNode(model::NodeId id, Timestamp now, bool reclaimed);
+  void DrainNode(model::Node& n, Timestamp now);
+  void MaybeFinishDrain(model::NodeId id, Timestamp now);
+  void SpotNotice(model::NodeId id, Timestamp now, std::string_view why);
+  void SpotKill(model::NodeId id, Timestamp now);
+  int SpotSupply(Timestamp now) const;
+  void SpotSupplyChanged(Timestamp now);
+  void ScheduleStorage();
+  void RecordDisruption(Timestamp now);
   void ScheduleTick(Timestamp now);
   void RemoveJob(model::JobId id);
   void RemoveNode(model::NodeId id);
@@ -100,6 +155,8 @@ class Simulator {
   sched::Scheduler scheduler_;
   std::optional<autoscale::Autoscaler> autoscaler_;
   SimProvider provider_;
+  Rng spot_rng_;
+  StorageModel storage_;
   cost::Ledger ledger_;
   EventQueue queue_;
 
@@ -107,6 +164,12 @@ class Simulator {
   absl::flat_hash_map<model::JobId, size_t> job_index_;
   absl::flat_hash_map<model::NodeId, size_t> node_index_;
   absl::flat_hash_map<model::NodeId, size_t> bill_;  // node -> ledger handle
+  absl::flat_hash_map<model::JobId, SimJob> sim_jobs_;
+  absl::flat_hash_map<model::JobId, RunSegments> runs_;  // what SimMetrics reads
+  SimMetrics metrics_;
+  absl::flat_hash_set<model::NodeId> loading_;       // joined, loading from storage
+  absl::flat_hash_map<model::NodeId, Timestamp> joined_at_;
+  absl::flat_hash_set<model::NodeId> forecast_nodes_;  // bought ahead of demand, unused so far
   std::vector<int> pool_seq_;
 
   std::optional<model::JobSpec> next_job_;
@@ -115,6 +178,8 @@ class Simulator {
   Timestamp t0_{};
   Timestamp last_arrival_ = kInfinitePast;
   Timestamp last_completion_ = kInfinitePast;
+  Duration supply_period_{0};
+  bool initializing_ = false;  // creating the initial fleet
 
   // Autoscaler loop bookkeeping.
   Timestamp tick_at_ = kInfiniteFuture;
@@ -125,6 +190,7 @@ class Simulator {
   std::vector<int64_t> waits_, jcts_;
   std::vector<std::vector<int64_t>> waits_by_class_, jcts_by_class_;
   int64_t busy_gpu_seconds_ = 0;
+  double util_gpu_seconds_ = 0;
   PolicyResult result_;
   int live_nodes_ = 0;
   absl::flat_hash_map<model::JobId, autoscale::ActionKind> noted_;

@@ -1,0 +1,72 @@
+// JobRun: how one uninterrupted stretch of a job advances.
+//
+// A segment starts at `start` with `progress0` work done (saved: a segment
+// always starts from a checkpoint or a clean resize). It spends `startup`
+// loading (data, model, checkpoint) with no progress, then works at `rate`
+// (work per second; 1.0 at the job's requested size). Every `ckpt_interval`
+// of working time it pauses `ckpt_cost` to write a checkpoint; no checkpoint
+// is written at the very end. Progress is in seconds of work at full
+// allocation; the job is done when it reaches `work`.
+//
+// Utilisation at a time follows the activity: startup (load_util), a
+// checkpoint (checkpoint_util), or work, whose phase is set by progress:
+// training until the last `eval_share` of the work, then evaluation.
+//
+// All of it is closed-form: no events are needed between segment changes.
+#ifndef TIDE_SIM_JOB_RUN_H_
+#define TIDE_SIM_JOB_RUN_H_
+
+#include "core/time.h"
+#include "model/cluster.h"
+
+namespace tide::sim {
+
+class JobRun {
+ public:
+  JobRun(Timestamp start, double progress0, double work, double rate, Duration startup,
+         const model::CheckpointPolicy& ckpt, const model::JobPhases& phases);
+
+  Timestamp start() const { return start_; }
+  double progress0() const { return p0_; }
+  double rate() const { return rate_; }
+
+  // Work done by `t` (clamped to [progress0, work]).
+  double ProgressAt(Timestamp t) const;
+  // Progress of the last checkpoint completed by `t` (progress0 if none).
+  double SavedAt(Timestamp t) const;
+  // When the work is done (the first whole second at or after it).
+  Timestamp EndTime() const { return end_; }
+  // Utilisation at `t` (t in [start, end)).
+  double UtilAt(Timestamp t) const;
+  // The first time after `t` at which UtilAt may change (EndTime at most).
+  Timestamp NextChange(Timestamp t) const;
+  // The last time at or before `t` at which UtilAt changed (start at least).
+  Timestamp PrevChange(Timestamp t) const;
+
+ private:
+  enum class Activity { kStartup, kWork, kCheckpoint };
+  Activity ActivityAt(Timestamp t, double* work_time) const;
+  // Wall time (from start) at which working time `w` is reached.
+  double WallForWork(double w) const;
+
+  Timestamp start_;
+  double p0_, work_, rate_;
+  double startup_, interval_, cost_;
+  double work_time_;  // working seconds needed
+  Timestamp end_;
+  model::JobPhases phases_;
+  double eval_from_;  // progress at which evaluation starts
+};
+
+// The work (seconds at full allocation) of a job whose uninterrupted run at
+// full allocation takes `runtime` wall time, including its load phase and
+// periodic checkpoints: a job that is never interrupted ends exactly
+// `runtime` after it starts, as the trace recorded.
+double WorkFor(Duration runtime, const model::JobPhases& phases, const model::CheckpointPolicy& ckpt);
+
+// The load time a run of this job starts with (its load phase, at most its runtime).
+Duration StartupFor(const model::JobSpec& spec);
+
+}  // namespace tide::sim
+
+#endif  // TIDE_SIM_JOB_RUN_H_
