@@ -1,13 +1,26 @@
 // Autoscaler::RunOnce: one pass of the decision core's capacity loop.
 //
-//   snapshot, now --> [pending trigger] --> [estimator x pools] --> [expander chain]
-//                                                                   --> scale-up actions
-//                 --> [idle release]                                 --> release actions
+// Each step is its own component with its own options and design page:
 //
-// It is a pure function of the ClusterState and `now`: it reads no clock,
-// file or network, and keeps no state between calls. What is already booting
-// is part of the snapshot, so it is counted before anything is bought. The
-// simulator and the live controller call the same RunOnce.
+//   scheduled capacity   limits in force (cron, time zone)      schedule/cron.h
+//   disruption budget    how much tide may disrupt now          scaledown/budget.h
+//   spot notices         evacuate nodes the provider reclaims   spot/notice.h
+//   idle-job reclaim     stop jobs idle for 30 minutes          scaledown/reclaim.h
+//   scheduled enforce    pre-warm floors, drain down to caps    schedule/cron.h
+//   coverage             the what-if; covered jobs, demand      coverage.h
+//   unschedulable        report what no pool could ever hold    scaleup/scale_up.h
+//   utilisation scaling  grow/shrink async elastic jobs         elastic/elastic.h
+//   scale-up             trigger, estimator, expander chain     scaleup/scale_up.h
+//   preemption           when nothing can be bought             preempt/preemption.h
+//   elastic capacity     shrink for waiting work, grow idle     elastic/elastic.h
+//   forecast             buy ahead of predictable arrivals      predict/forecast.h
+//   idle release         give back idle nodes                   scaledown/idle_release.h
+//
+// It is a pure function of the ClusterState (with its MetricsView) and
+// `now`: it reads no clock, file or network, and keeps no state between
+// calls. What is already booting or stopping is part of the snapshot, so it
+// is counted before anything is bought. The simulator and the live
+// controller call the same RunOnce.
 #ifndef TIDE_AUTOSCALE_AUTOSCALER_H_
 #define TIDE_AUTOSCALE_AUTOSCALER_H_
 
@@ -15,31 +28,22 @@
 #include <string>
 #include <vector>
 
+#include "autoscale/elastic/elastic.h"
 #include "autoscale/plan.h"
+#include "autoscale/predict/forecast.h"
+#include "autoscale/preempt/preemption.h"
+#include "autoscale/scaledown/budget.h"
 #include "autoscale/scaledown/idle_release.h"
+#include "autoscale/scaledown/reclaim.h"
 #include "autoscale/scaleup/expander.h"
-#include "autoscale/scaleup/trigger.h"
+#include "autoscale/scaleup/scale_up.h"
+#include "autoscale/schedule/cron.h"
+#include "autoscale/spot/notice.h"
 #include "core/status.h"
 #include "core/time.h"
 #include "model/cluster.h"
 
 namespace tide::autoscale {
-
-struct ScaleUpOptions {
-  bool enabled = true;
-  TriggerOptions trigger;
-  // Pack whole gangs (tide) or worker by worker (cluster-autoscaler).
-  bool gang_aware = true;
-  std::vector<std::string> expanders = {"priority", "least-cost", "least-waste"};
-  // Grow at most this many pools per pass (0: no limit). cluster-autoscaler grows one.
-  int max_pools_per_pass = 0;
-  // GPUs of running jobs expected to end within this lookahead count as free
-  // in the what-if: no node is bought for work that capacity freeing sooner
-  // than a boot would serve. nullopt: the expected boot delay of the fastest
-  // pool that can grow. Zero turns it off (cluster-autoscaler and Slurm do not
-  // look at job run times).
-  std::optional<Duration> release_lookahead;
-};
 
 struct ScaleDownOptions {
   bool enabled = true;
@@ -52,6 +56,15 @@ struct AutoscalerOptions {
   Duration scan_interval = Seconds(10);
   ScaleUpOptions scale_up;
   ScaleDownOptions scale_down;
+  TierOptions tiers;
+  SpotNoticeOptions spot_notice;
+  PreemptionOptions preemption;
+  ReclaimOptions reclaim;
+  BudgetOptions budget;
+  UtilizationOptions utilization;
+  ElasticOptions elastic;
+  ScheduleOptions schedule;
+  ForecastOptions forecast;
 };
 
 class Autoscaler {
@@ -59,19 +72,22 @@ class Autoscaler {
   // InvalidArgument if an option is out of range (an unknown expander, say).
   static Result<Autoscaler> Make(AutoscalerOptions options);
 
-  const AutoscalerOptions& options() const { return options_; }
+  Autoscaler(Autoscaler&&) = default;
+  Autoscaler& operator=(Autoscaler&&) = default;
 
-  // Decides what to buy and release at `now`. Pure; thread-safe.
+  const AutoscalerOptions& options() const { return *options_; }
+
+  // Decides what to buy, release, drain, stop and resize at `now`. Pure;
+  // thread-safe.
   Result<ScalingPlan> RunOnce(const model::ClusterState& state, Timestamp now) const;
 
  private:
-  // How far ahead job ends count as free capacity (see ScaleUpOptions).
-  Duration ReleaseLookahead(const model::ClusterSpec& spec, const std::vector<int>& live) const;
-
   Autoscaler(AutoscalerOptions options, ExpanderChain chain)
-      : options_(std::move(options)), chain_(std::move(chain)) {}
+      : options_(std::make_unique<AutoscalerOptions>(std::move(options))), chain_(std::move(chain)) {}
 
-  AutoscalerOptions options_;
+  // Held by pointer: the components keep references into it, and an
+  // Autoscaler is moved around.
+  std::unique_ptr<AutoscalerOptions> options_;
   ExpanderChain chain_;
 };
 

@@ -20,6 +20,7 @@ enum class ActionKind : uint8_t {
   kDrain,          // place nothing more on `nodes`; release each once its jobs are gone
   kPreempt,        // checkpoint `jobs`, then requeue them (for a higher-priority job)
   kReclaim,        // checkpoint `jobs` (idle ones), then requeue or cancel them
+  kEvacuate,       // checkpoint `jobs`, then requeue them: their node is being reclaimed
   kResize,         // change job `jobs[0]` to `workers` workers (elastic)
   kNote,           // nothing to do; worth saying (a bottleneck, a fallback pending)
 };
@@ -45,6 +46,7 @@ struct Action {
   std::string reason;
   bool cancel = false;    // kReclaim: cancel instead of requeue
   bool forecast = false;  // kScaleUp: bought ahead of forecast demand
+  bool bottleneck = false;  // kNote: mark jobs[0] as input- or communication-bound
   ResizeInfo resize;      // kResize
 };
 

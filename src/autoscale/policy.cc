@@ -6,8 +6,27 @@
 
 namespace tide::autoscale {
 
+namespace {
+
+// The mechanisms only tide has; baselines run without them.
+void TideOnlyOff(AutoscalerOptions* o) {
+  o->spot_notice.enabled = false;
+  o->preemption.enabled = false;
+  o->reclaim.enabled = false;
+  o->utilization.enabled = false;
+  o->elastic.enabled = false;
+  o->forecast.enabled = false;
+  o->schedule.rules.clear();
+  o->budget.max_nodes = 0;
+  o->scale_up.trigger.replace_interrupted_at_once = false;
+  o->tiers.spot_fallback_after = Seconds(0);  // no waiting for spot: on-demand at once
+}
+
+}  // namespace
+
 AutoscalerOptions PolicyDefaults::ReactiveDefaults() {
   AutoscalerOptions o;
+  TideOnlyOff(&o);
   o.scan_interval = Seconds(10);
   o.scale_up.trigger.pending_threshold = 0;
   o.scale_up.trigger.pending_grace = Seconds(0);
@@ -21,6 +40,7 @@ AutoscalerOptions PolicyDefaults::ReactiveDefaults() {
 
 AutoscalerOptions PolicyDefaults::PowersaveDefaults() {
   AutoscalerOptions o;
+  TideOnlyOff(&o);
   o.scan_interval = Seconds(0);
   o.scale_up.trigger.pending_threshold = 0;
   o.scale_up.trigger.pending_grace = Seconds(0);
@@ -80,6 +100,7 @@ Result<PolicyProfile> MakePolicy(std::string_view text, const PolicyDefaults& d,
     p.start_tick = d.powersave_start_tick;
   } else if (kind == "fixed" && parts.size() <= 3) {
     p.kind = "fixed";
+    TideOnlyOff(&p.autoscaler);
     p.autoscaler.scale_up.enabled = false;
     p.autoscaler.scale_down.enabled = false;
     p.autoscaler.scan_interval = Seconds(0);

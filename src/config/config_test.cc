@@ -65,7 +65,7 @@ TEST(ParseConfigTest, MinimalConfigGetsTheMissionDefaults) {
   EXPECT_EQ(d.tide.scale_down.idle.idle_after, Minutes(10));
   EXPECT_EQ(d.tide.scan_interval, Seconds(10));
   EXPECT_TRUE(d.tide.scale_up.gang_aware);
-  EXPECT_THAT(d.tide.scale_up.expanders, ElementsAre("priority", "least-cost", "least-waste"));
+  EXPECT_THAT(d.tide.scale_up.expanders, ElementsAre("priority", "tier-ratio", "least-cost", "least-waste"));
   EXPECT_TRUE(d.fixed_pool.empty());
   EXPECT_EQ(d.powersave_start_tick, Seconds(30));
 

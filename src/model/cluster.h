@@ -97,6 +97,8 @@ struct Node {
   Timestamp idle_since = kInfiniteFuture;  // set while it is ready and runs nothing
   int gpus = 0;
   int free_gpus = 0;
+  // The provider has given notice: it reclaims this (spot) node at this time.
+  Timestamp reclaim_at = kInfiniteFuture;
 
   bool idle() const { return free_gpus == gpus; }
 };
@@ -179,6 +181,7 @@ struct Job {
   double saved = 0;
   int restarts = 0;             // times it was interrupted and requeued
   Timestamp last_resize = kInfinitePast;
+  int workers_before_resize = 0;  // the size before the last resize
   bool bottleneck = false;      // utilisation stayed low after a scale-up: not grown again
 
   int Workers() const { return workers > 0 ? workers : spec.workers; }
@@ -201,13 +204,22 @@ class MetricsView {
   // The next time after `t` at which the job's utilisation may change
   // (kInfiniteFuture if not known). Lets a loop sleep until then.
   virtual Timestamp NextUtilChange(JobId job, Timestamp t) const = 0;
+  // The earliest time u >= t at which the job's utilisation will have been
+  // below `threshold` (AboveFor: above) throughout [u - span, u]: `t` itself
+  // if that holds already. kInfiniteFuture if it is known never to happen
+  // in the current run; a driver that cannot see ahead answers with the
+  // next time it will know more.
+  virtual Timestamp NextBelowFor(JobId job, double threshold, Duration span, Timestamp t) const = 0;
+  virtual Timestamp NextAboveFor(JobId job, double threshold, Duration span, Timestamp t) const = 0;
 };
 
 // What the driver knows of each pool beyond its nodes.
 struct PoolStatus {
   // The provider has refused to create nodes since this time (a spot
-  // stock-out); kInfiniteFuture while it creates them.
+  // stock-out); kInfiniteFuture while it creates them. `last_failure` is the
+  // latest refusal.
   Timestamp unavailable_since = kInfiniteFuture;
+  Timestamp last_failure = kInfinitePast;
 };
 
 // The snapshot a decision is made on. Nodes are the ones not yet terminated;
@@ -219,6 +231,12 @@ struct ClusterState {
   std::vector<Job> jobs;
   std::vector<PoolStatus> pools;                 // by pool index; may be empty
   std::vector<Timestamp> recent_disruptions;     // one entry per node disrupted
+  // Submissions of the recent past (for forecasting), oldest first.
+  struct Arrival {
+    Timestamp at;
+    int gpus;
+  };
+  std::vector<Arrival> arrivals;
   const MetricsView* metrics = nullptr;
 };
 

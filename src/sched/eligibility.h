@@ -4,6 +4,8 @@
 #ifndef TIDE_SCHED_ELIGIBILITY_H_
 #define TIDE_SCHED_ELIGIBILITY_H_
 
+#include <vector>
+
 #include "model/cluster.h"
 #include "sched/snapshot.h"
 
@@ -17,6 +19,13 @@ PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job
 
 // True when `job` may run on `pool`.
 bool Eligible(const model::NodePool& pool, const model::JobSpec& job);
+
+// The job's eligible pools in the order placement should try them (MISSION
+// 6: core work on the reserved base, interruptible work on spot):
+//   preemptible jobs: spot, then reserved, then on-demand;
+//   other jobs:       reserved, then on-demand.
+// Empty groups are left out.
+std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job);
 
 }  // namespace tide::sched
 

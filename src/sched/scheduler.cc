@@ -173,13 +173,14 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     const int w = static_cast<int>(std::min<int64_t>(job->spec.workers, slots));
     if (w >= job->spec.MinWorkers()) {
       shares.clear();
+      const std::vector<PoolMask> preference = PlacementPreference(spec, job->spec);
       if (!head) {
-        snap.Place(mask, g, w, &shares);
+        snap.PlacePreferring(preference, g, w, &shares);
         emit(*job, false);
         continue;
       }
       CapacitySnapshot::Fork fork(&snap);
-      snap.Place(mask, g, w, &shares);
+      snap.PlacePreferring(preference, g, w, &shares);
       if (head->Admit(*job, shares, now)) {
         fork.Commit();
         emit(*job, true);

@@ -1,5 +1,6 @@
 #include "sched/snapshot.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace tide::sched {
@@ -66,9 +67,18 @@ int CapacitySnapshot::BestFit(PoolMask pools, int gpus_per_worker) const {
 }
 
 void CapacitySnapshot::Place(PoolMask pools, int gpus_per_worker, int workers, std::vector<SlotShare>* out) {
+  PlacePreferring(std::span<const PoolMask>(&pools, 1), gpus_per_worker, workers, out);
+}
+
+void CapacitySnapshot::PlacePreferring(std::span<const PoolMask> preference, int gpus_per_worker, int workers,
+                                       std::vector<SlotShare>* out) {
   const size_t first = out->size();
   for (int w = 0; w < workers; ++w) {
-    const int slot = BestFit(pools, gpus_per_worker);
+    int slot = -1;
+    for (PoolMask group : preference) {
+      slot = BestFit(group, gpus_per_worker);
+      if (slot >= 0) break;
+    }
     assert(slot >= 0 && "Place() called without enough Slots()");
     if (slot < 0) return;
     Take(slot, gpus_per_worker);
@@ -82,6 +92,27 @@ void CapacitySnapshot::Place(PoolMask pools, int gpus_per_worker, int workers, s
     }
     if (!merged) out->push_back({slot, 1});
   }
+}
+
+int CapacitySnapshot::PlaceOnSlots(std::span<const int> slots, int gpus_per_worker, int workers,
+                                   std::vector<SlotShare>* out) {
+  int placed = 0;
+  for (; placed < workers; ++placed) {
+    int best = -1;
+    for (int s : slots) {
+      const int f = nodes_[s].free;
+      if (f >= gpus_per_worker && (best < 0 || f < nodes_[best].free || (f == nodes_[best].free && s < best))) best = s;
+    }
+    if (best < 0) break;
+    Take(best, gpus_per_worker);
+    auto it = std::find_if(out->begin(), out->end(), [&](const SlotShare& x) { return x.slot == best; });
+    if (it == out->end()) {
+      out->push_back({best, 1});
+    } else {
+      ++it->workers;
+    }
+  }
+  return placed;
 }
 
 CapacitySnapshot::Fork::Fork(CapacitySnapshot* snap)

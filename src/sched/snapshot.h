@@ -13,6 +13,7 @@
 #define TIDE_SCHED_SNAPSHOT_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/container/btree_set.h"
@@ -56,6 +57,15 @@ class CapacitySnapshot {
   // fewest free GPUs that still hold it). Requires Slots(...) >= workers.
   // Appends one SlotShare per node used.
   void Place(PoolMask pools, int gpus_per_worker, int workers, std::vector<SlotShare>* out);
+  // The same, preferring pools in the order of `preference` (a list of
+  // masks, most preferred first): a worker goes to a later group only when
+  // no node of an earlier one holds it. Requires Slots(union) >= workers.
+  void PlacePreferring(std::span<const PoolMask> preference, int gpus_per_worker, int workers,
+                       std::vector<SlotShare>* out);
+
+  // Places up to `workers` workers on the given slots only, by best fit, and
+  // returns how many it placed.
+  int PlaceOnSlots(std::span<const int> slots, int gpus_per_worker, int workers, std::vector<SlotShare>* out);
 
   // Allocates or frees GPUs on one node. Requires 0 <= free - gpus <= node gpus.
   void Take(int slot, int gpus) { SetFree(slot, nodes_[slot].free - gpus); }

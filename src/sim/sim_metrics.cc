@@ -55,6 +55,62 @@ std::optional<Timestamp> SimMetrics::AboveSince(model::JobId job, double thresho
   return Since(job, t, [threshold](double u) { return u > threshold; });
 }
 
+// Walks the current segment forward from the start of the run of pieces
+// that holds at `t` (or from `t`), looking for a run of at least `span`.
+// The current segment is the job's whole known future: a resize starts a new
+// one, and the loop is woken then anyway.
+template <typename Pred>
+Timestamp SimMetrics::NextFor(model::JobId job, Duration span, Timestamp t, Pred holds) const {
+  auto it = runs_->find(job);
+  if (it == runs_->end() || it->second.empty()) return kInfiniteFuture;
+  const JobRun& seg = it->second.back();
+  if (t < seg.start()) return kInfiniteFuture;
+  Timestamp run_start = kInfiniteFuture;  // start of the current run of holding pieces
+  if (holds(seg.UtilAt(t))) {
+    run_start = *Since(job, t, holds);
+  }
+  Timestamp cur = t;
+  for (int steps = 0; steps < 100000 && cur < seg.EndTime(); ++steps) {
+    const Timestamp next = seg.NextChange(cur);
+    if (run_start != kInfiniteFuture) {
+      // Holds over [cur, next): done if the run reaches `span` by then.
+      if (run_start + span < next) return std::max(t, run_start + span);
+    }
+    if (next >= seg.EndTime()) break;
+    cur = next;
+    if (holds(seg.UtilAt(cur))) {
+      if (run_start == kInfiniteFuture) run_start = cur;
+    } else {
+      run_start = kInfiniteFuture;
+    }
+  }
+  return kInfiniteFuture;
+}
+
+template <typename Pred>
+Timestamp SimMetrics::Cached(model::JobId job, bool below, double threshold, Duration span, Timestamp t,
+                             Pred holds) const {
+  auto it = runs_->find(job);
+  if (it == runs_->end() || it->second.empty()) return kInfiniteFuture;
+  const CacheKey key{job, ToUnixSeconds(it->second.back().start()), it->second.size(), below, threshold, span.count()};
+  auto c = cache_.find(key);
+  // A cached answer u found at some t0 <= t stays right while t <= u: the
+  // condition does not hold before u. Past u it must be asked again.
+  if (c != cache_.end() && t <= c->second) return c->second;
+  const Timestamp u = NextFor(job, span, t, holds);
+  if (cache_.size() > 100000) cache_.clear();  // stale segments pile up otherwise
+  cache_[key] = u;
+  return u;
+}
+
+Timestamp SimMetrics::NextBelowFor(model::JobId job, double threshold, Duration span, Timestamp t) const {
+  return Cached(job, true, threshold, span, t, [threshold](double u) { return u < threshold; });
+}
+
+Timestamp SimMetrics::NextAboveFor(model::JobId job, double threshold, Duration span, Timestamp t) const {
+  return Cached(job, false, threshold, span, t, [threshold](double u) { return u > threshold; });
+}
+
 Timestamp SimMetrics::NextUtilChange(model::JobId job, Timestamp t) const {
   auto it = runs_->find(job);
   if (it == runs_->end()) return kInfiniteFuture;

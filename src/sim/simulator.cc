@@ -131,6 +131,15 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       sj.work = WorkFor(job.spec.runtime, job.spec.phases, job.spec.checkpoint);
       last_arrival_ = e.time;
       ++result_.jobs_total;
+      if (policy_.autoscaler.forecast.enabled) {
+        auto& arr = state_.arrivals;
+        arr.push_back({job.spec.submit, job.spec.gpus()});
+        // Keep what the forecast looks back over, plus a day.
+        const Timestamp keep = e.time - Hours(24) * (policy_.autoscaler.forecast.days + 1);
+        size_t old = 0;
+        while (old < arr.size() && arr[old].at < keep) ++old;
+        if (old > 1024) arr.erase(arr.begin(), arr.begin() + static_cast<long>(old));
+      }
       job_index_[job.id] = state_.jobs.size();
       state_.jobs.push_back(std::move(job));
       *changed = true;
@@ -188,7 +197,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       return OkStatus();
     case EventKind::kSpotNotice:
       if (FindNode(e.a) != nullptr) {
-        SpotNotice(e.a, e.time, "interruption notice");
+        SpotNotice(e.a, e.time, FromUnixSeconds(e.b), "interruption notice");
         *changed = true;
       }
       return OkStatus();
@@ -494,7 +503,7 @@ void Simulator::NodeJoined(Node& n, Timestamp now) {
   if (pool.tier == model::Tier::kSpot && options_.world.spot.mean_time_to_interrupt.count() > 0) {
     const double mean = static_cast<double>(options_.world.spot.mean_time_to_interrupt.count());
     const Timestamp kill = now + Seconds(std::max<int64_t>(1, std::llround(spot_rng_.Exponential(mean))));
-    queue_.Push(std::max(now, kill - options_.world.spot.notice), EventKind::kSpotNotice, n.id);
+    queue_.Push(std::max(now, kill - options_.world.spot.notice), EventKind::kSpotNotice, n.id, ToUnixSeconds(kill));
     queue_.Push(kill, EventKind::kSpotKill, n.id);
   }
   if (!storage_.enabled() || initializing_) {
@@ -575,35 +584,13 @@ void Simulator::RecordDisruption(Timestamp now) {
   }
 }
 
-// The provider will reclaim the node: its jobs checkpoint and exit now, and
-// nothing new is placed on it.
-void Simulator::SpotNotice(model::NodeId id, Timestamp now, std::string_view why) {
+// The provider will reclaim the node at `kill`. What to do about it is the
+// policy's call (autoscale/spot/notice.h); the simulator only records it.
+void Simulator::SpotNotice(model::NodeId id, Timestamp now, Timestamp kill, std::string_view why) {
   Node* n = FindNode(id);
-  if (n == nullptr || n->state == NodeState::kDraining) return;
-  Log(now, "spot-notice", StrCat(n->name, ": ", why, "; its jobs checkpoint and requeue"));
-  n->state = NodeState::kDraining;
-  for (auto& j : state_.jobs) {
-    if (j.state != JobState::kRunning) continue;
-    for (const auto& sh : j.alloc) {
-      if (sh.node == id) {
-        StopJob(j, now, "spot", false);
-        ++result_.spot_interruptions;
-        break;
-      }
-    }
-  }
-  // Jobs still allocated but not started (booting elsewhere) lose the node at once.
-  for (auto& j : state_.jobs) {
-    if (j.state != JobState::kStarting) continue;
-    for (const auto& sh : j.alloc) {
-      if (sh.node == id) {
-        FreeAllocation(j, now);
-        j.state = JobState::kPending;
-        break;
-      }
-    }
-  }
-  if (n->idle()) TerminateNode(id, now, true);
+  if (n == nullptr || n->reclaim_at != kInfiniteFuture) return;
+  n->reclaim_at = kill;
+  Log(now, "spot-notice", StrCat(n->name, ": ", why, "; reclaimed at ", FormatTimestamp(kill)));
 }
 
 void Simulator::SpotKill(model::NodeId id, Timestamp now) {
@@ -618,7 +605,7 @@ void Simulator::SpotKill(model::NodeId id, Timestamp now) {
   for (auto jid : victims) {
     Job* j = FindJob(jid);
     if (j == nullptr) continue;
-    if (j->state == JobState::kRunning) ++result_.spot_interruptions;
+    if (j->state == JobState::kRunning) ++result_.spot_interruptions;  // killed without warning heeded
     if (j->state == JobState::kStarting) {
       FreeAllocation(*j, now);
       j->state = JobState::kPending;
@@ -649,7 +636,7 @@ void Simulator::SpotSupplyChanged(Timestamp now) {
     if (spec_->pools[p].tier != model::Tier::kSpot) continue;
     std::vector<const Node*> nodes;
     for (const auto& n : state_.nodes) {
-      if (n.pool == static_cast<int>(p) && n.state != NodeState::kDraining) nodes.push_back(&n);
+      if (n.pool == static_cast<int>(p) && n.reclaim_at == kInfiniteFuture) nodes.push_back(&n);
     }
     if (static_cast<int>(nodes.size()) < supply) state_.pools[p].unavailable_since = kInfiniteFuture;
     if (static_cast<int>(nodes.size()) <= supply) continue;
@@ -659,7 +646,7 @@ void Simulator::SpotSupplyChanged(Timestamp now) {
     for (size_t i = 0; i < nodes.size() - static_cast<size_t>(std::max(0, supply)); ++i) doomed.push_back(nodes[i]->id);
     for (auto id : doomed) {
       queue_.Push(now + options_.world.spot.notice, EventKind::kSpotKill, id);
-      SpotNotice(id, now, "spot supply fell");
+      SpotNotice(id, now, now + options_.world.spot.notice, "spot supply fell");
     }
   }
 }
@@ -702,6 +689,7 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
   int workers = 0;
   for (const auto& sh : job->alloc) workers += sh.workers;
   if (workers != a.resize.workers) return absl::InternalError("resize leaves a different worker count than planned");
+  job->workers_before_resize = job->workers;
   job->workers = workers;
   job->started = now;
   job->last_resize = now;
@@ -729,10 +717,12 @@ Status Simulator::RunAutoscaler(Timestamp now) {
         for (int i = 0; i < a.count; ++i) {
           if (pool.tier == model::Tier::kSpot) {
             int live = 0;
-            for (const auto& n : state_.nodes) live += n.pool == a.pool && n.state != NodeState::kDraining;
+            for (const auto& n : state_.nodes) live += n.pool == a.pool && n.reclaim_at == kInfiniteFuture;
             if (live >= SpotSupply(now)) {
               ++result_.nodes_create_failed;
-              if (state_.pools[a.pool].unavailable_since == kInfiniteFuture) state_.pools[a.pool].unavailable_since = now;
+              auto& st = state_.pools[a.pool];
+              if (st.unavailable_since == kInfiniteFuture) st.unavailable_since = now;
+              st.last_failure = now;
               continue;
             }
           }
@@ -766,31 +756,37 @@ Status Simulator::RunAutoscaler(Timestamp now) {
         for (auto id : a.nodes) {
           Node* n = FindNode(id);
           if (n == nullptr) return absl::InternalError(StrCat("plan drains unknown node ", id));
-          if (!n->idle()) RecordDisruption(now);
           DrainNode(*n, now);
         }
         changed = true;
         break;
       }
       case autoscale::ActionKind::kPreempt:
-      case autoscale::ActionKind::kReclaim: {
+      case autoscale::ActionKind::kReclaim:
+      case autoscale::ActionKind::kEvacuate: {
         const bool preempt = a.kind == autoscale::ActionKind::kPreempt;
+        const bool evacuate = a.kind == autoscale::ActionKind::kEvacuate;
         Log(now, autoscale::ActionKindName(a.kind), a.reason);
         for (auto id : a.jobs) {
           Job* j = FindJob(id);
           if (j == nullptr || j->state != JobState::kRunning) {
             return absl::InternalError(StrCat("plan stops job ", id, ", which is not running"));
           }
-          if (j->spec.is_protected) {
+          if (j->spec.is_protected && !evacuate) {
             return absl::InternalError(StrCat("plan stops protected job ", j->spec.name));
           }
           SimJob& sj = sim_jobs_[id];
-          const bool cancel = a.cancel || (!preempt && sj.reclaims >= 1);
-          if (!preempt) ++sj.reclaims;
-          for (size_t k = 0; k < j->alloc.size(); ++k) RecordDisruption(now);
-          StopJob(*j, now, preempt ? "preempted" : "reclaimed", cancel);
+          const bool cancel = a.kind == autoscale::ActionKind::kReclaim && (a.cancel || sj.reclaims >= 1);
+          if (a.kind == autoscale::ActionKind::kReclaim) ++sj.reclaims;
+          // tide chose these; a provider reclaim is not tide's disruption.
+          if (!evacuate) {
+            for (size_t k = 0; k < j->alloc.size(); ++k) RecordDisruption(now);
+          }
+          StopJob(*j, now, preempt ? "preempted" : evacuate ? "spot" : "reclaimed", cancel);
           if (preempt) {
             ++result_.preemptions;
+          } else if (evacuate) {
+            ++result_.spot_interruptions;
           } else {
             ++result_.reclaims;
           }
@@ -806,11 +802,14 @@ Status Simulator::RunAutoscaler(Timestamp now) {
       case autoscale::ActionKind::kUnschedulable:
       case autoscale::ActionKind::kAtMax:
       case autoscale::ActionKind::kNote: {
+        if (a.bottleneck && !a.jobs.empty()) {
+          if (Job* j = FindJob(a.jobs[0])) j->bottleneck = true;
+          changed = true;
+        }
         for (auto id : a.jobs) {
           if (a.kind == autoscale::ActionKind::kUnschedulable) unschedulable_.insert(id);
-          auto [it, fresh] = noted_.try_emplace(id, a.kind);
-          if (!fresh && it->second == a.kind) continue;  // said already
-          it->second = a.kind;
+          // Said once per job and kind: a waiting job is reported on every pass.
+          if (!noted_.insert({id, a.kind}).second) continue;
           Log(now, autoscale::ActionKindName(a.kind), a.reason);
         }
         if (a.jobs.empty()) Log(now, autoscale::ActionKindName(a.kind), a.reason);

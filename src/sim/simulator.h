@@ -132,7 +132,7 @@ class Simulator {
   void TerminateNode(model::NodeId id, Timestamp now, bool reclaimed);
   void DrainNode(model::Node& n, Timestamp now);
   void MaybeFinishDrain(model::NodeId id, Timestamp now);
-  void SpotNotice(model::NodeId id, Timestamp now, std::string_view why);
+  void SpotNotice(model::NodeId id, Timestamp now, Timestamp kill, std::string_view why);
   void SpotKill(model::NodeId id, Timestamp now);
   int SpotSupply(Timestamp now) const;
   void SpotSupplyChanged(Timestamp now);
@@ -193,7 +193,7 @@ class Simulator {
   double util_gpu_seconds_ = 0;
   PolicyResult result_;
   int live_nodes_ = 0;
-  absl::flat_hash_map<model::JobId, autoscale::ActionKind> noted_;
+  absl::flat_hash_set<std::pair<model::JobId, autoscale::ActionKind>> noted_;
   absl::flat_hash_set<model::JobId> unschedulable_;
   std::vector<std::string> decisions_;
 };

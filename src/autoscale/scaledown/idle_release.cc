@@ -1,28 +1,31 @@
 #include "autoscale/scaledown/idle_release.h"
-#include "core/strings.h"
 
 #include <algorithm>
 #include <vector>
 
+#include "core/strings.h"
 
 namespace tide::autoscale {
 
-void IdleRelease::Evaluate(const model::ClusterState& state, const absl::flat_hash_set<model::NodeId>& needed,
-                           Timestamp now, ScalingPlan* plan) const {
-  const model::ClusterSpec& spec = *state.spec;
+void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
+  const model::ClusterSpec& spec = ctx->spec;
+  const Timestamp now = ctx->now;
   const size_t num_pools = spec.pools.size();
   std::vector<int> staying(num_pools, 0);  // nodes that are not on their way out
   std::vector<std::vector<const model::Node*>> due(num_pools);
-  for (const auto& n : state.nodes) {
-    if (n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) ++staying[n.pool];
-    if (n.state != model::NodeState::kReady || !n.idle()) continue;
+  for (const auto& n : ctx->state.nodes) {
+    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
+    if ((n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) && !leaving) {
+      ++staying[n.pool];
+    }
+    if (n.state != model::NodeState::kReady || !n.idle() || leaving) continue;
     if (spec.pools[n.pool].tier == model::Tier::kReserved && !options_.release_reserved) continue;
     const Timestamp deadline = n.idle_since + options_.idle_after;
     if (deadline > now) {
       plan->next_wakeup = std::min(plan->next_wakeup, deadline);
       continue;
     }
-    if (needed.contains(n.id)) continue;
+    if (ctx->needed.contains(n.id)) continue;
     due[n.pool].push_back(&n);
   }
   for (size_t p = 0; p < num_pools; ++p) {
@@ -31,7 +34,8 @@ void IdleRelease::Evaluate(const model::ClusterState& state, const absl::flat_ha
     std::sort(nodes.begin(), nodes.end(), [](const model::Node* a, const model::Node* b) {
       return a->idle_since != b->idle_since ? a->idle_since < b->idle_since : a->id < b->id;
     });
-    const int can_release = std::max(0, staying[p] - spec.pools[p].min_nodes);
+    const int min_nodes = ctx->min_nodes.empty() ? spec.pools[p].min_nodes : ctx->min_nodes[p];
+    const int can_release = std::max(0, staying[p] - min_nodes);
     if (static_cast<int>(nodes.size()) > can_release) nodes.resize(can_release);
     if (nodes.empty()) continue;
     Action a;
@@ -41,12 +45,12 @@ void IdleRelease::Evaluate(const model::ClusterState& state, const absl::flat_ha
     Duration longest{0};
     for (const auto* n : nodes) {
       a.nodes.push_back(n->id);
+      ctx->leaving.insert(n->id);
       longest = std::max(longest, now - n->idle_since);
     }
-    a.reason = StrCat(a.count, " node", a.count == 1 ? "" : "s", " idle for ",
-                            a.count == 1 ? "" : "up to ", FormatDuration(longest), " (release after ",
-                            FormatDuration(options_.idle_after), "); pool stays at or above min ",
-                            spec.pools[p].min_nodes);
+    a.reason = StrCat(a.count, " node", a.count == 1 ? "" : "s", " idle for ", a.count == 1 ? "" : "up to ",
+                      FormatDuration(longest), " (release after ", FormatDuration(options_.idle_after),
+                      "); pool stays at or above min ", min_nodes);
     plan->actions.push_back(std::move(a));
   }
 }

@@ -1,5 +1,7 @@
 #include "autoscale/scaledown/idle_release.h"
 
+#include "autoscale/coverage.h"
+
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -21,7 +23,10 @@ class IdleReleaseTest : public ::testing::Test {
   }
   ScalingPlan Evaluate(int64_t now, absl::flat_hash_set<model::NodeId> needed = {}) {
     ScalingPlan plan;
-    IdleRelease(IdleReleaseOptions{}).Evaluate(state_, needed, At(now), &plan);
+    PassContext ctx(state_, At(now));
+    IndexState(&ctx);
+    ctx.needed = std::move(needed);
+    IdleRelease(IdleReleaseOptions{}).Evaluate(&ctx, &plan);
     return plan;
   }
   model::ClusterSpec spec_;

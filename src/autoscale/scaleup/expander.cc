@@ -25,11 +25,11 @@ class PriorityExpander final : public Expander {
  public:
   std::string_view name() const override { return "priority"; }
   std::vector<const ScaleUpOption*> Filter(const std::vector<const ScaleUpOption*>& options,
-                                           const model::ClusterSpec& spec) const override {
-    return KeepMin(options, [&](const ScaleUpOption& o) { return -spec.pools[o.pool].priority; });
+                                           const ExpanderContext& ctx) const override {
+    return KeepMin(options, [&](const ScaleUpOption& o) { return -ctx.spec.pools[o.pool].priority; });
   }
-  std::string Explain(const ScaleUpOption& o, const model::ClusterSpec& spec) const override {
-    return StrCat("priority: pool priority ", spec.pools[o.pool].priority);
+  std::string Explain(const ScaleUpOption& o, const ExpanderContext& ctx) const override {
+    return StrCat("priority: pool priority ", ctx.spec.pools[o.pool].priority);
   }
 };
 
@@ -37,11 +37,11 @@ class LeastCostExpander final : public Expander {
  public:
   std::string_view name() const override { return "least-cost"; }
   std::vector<const ScaleUpOption*> Filter(const std::vector<const ScaleUpOption*>& options,
-                                           const model::ClusterSpec&) const override {
+                                           const ExpanderContext&) const override {
     return KeepMin(options, [](const ScaleUpOption& o) { return o.CostPerUsedGpuHour(); });
   }
-  std::string Explain(const ScaleUpOption& o, const model::ClusterSpec& spec) const override {
-    return fmt::format("least-cost: {:.4g} {} per used GPU-hour", o.CostPerUsedGpuHour(), spec.currency);
+  std::string Explain(const ScaleUpOption& o, const ExpanderContext& ctx) const override {
+    return fmt::format("least-cost: {:.4g} {} per used GPU-hour", o.CostPerUsedGpuHour(), ctx.spec.currency);
   }
 };
 
@@ -49,11 +49,39 @@ class LeastWasteExpander final : public Expander {
  public:
   std::string_view name() const override { return "least-waste"; }
   std::vector<const ScaleUpOption*> Filter(const std::vector<const ScaleUpOption*>& options,
-                                           const model::ClusterSpec&) const override {
+                                           const ExpanderContext&) const override {
     return KeepMin(options, [](const ScaleUpOption& o) { return o.Waste(); });
   }
-  std::string Explain(const ScaleUpOption& o, const model::ClusterSpec&) const override {
+  std::string Explain(const ScaleUpOption& o, const ExpanderContext&) const override {
     return fmt::format("least-waste: {:.0f}% of new GPUs idle", 100.0 * o.Waste());
+  }
+};
+
+// Keeps elastic capacity close to the target share of spot: prefers the
+// options after which spot's share of non-reserved GPUs is nearest it.
+class TierRatioExpander final : public Expander {
+ public:
+  std::string_view name() const override { return "tier-ratio"; }
+  std::vector<const ScaleUpOption*> Filter(const std::vector<const ScaleUpOption*>& options,
+                                           const ExpanderContext& ctx) const override {
+    return KeepMin(options, [&](const ScaleUpOption& o) { return std::fabs(ShareAfter(o, ctx) - ctx.spot_share); });
+  }
+  std::string Explain(const ScaleUpOption& o, const ExpanderContext& ctx) const override {
+    return fmt::format("tier-ratio: spot at {:.0f}% of elastic GPUs after it (target {:.0f}%)",
+                       100 * ShareAfter(o, ctx), 100 * ctx.spot_share);
+  }
+
+ private:
+  static double ShareAfter(const ScaleUpOption& o, const ExpanderContext& ctx) {
+    double spot = 0, elastic = 0;
+    for (size_t p = 0; p < ctx.spec.pools.size(); ++p) {
+      const auto& pool = ctx.spec.pools[p];
+      if (pool.tier == model::Tier::kReserved) continue;
+      const double gpus = static_cast<double>(ctx.live[p] + (static_cast<int>(p) == o.pool ? o.nodes : 0)) * pool.type.gpus;
+      elastic += gpus;
+      if (pool.tier == model::Tier::kSpot) spot += gpus;
+    }
+    return elastic > 0 ? spot / elastic : 0;
   }
 };
 
@@ -62,10 +90,10 @@ class MostJobsExpander final : public Expander {
  public:
   std::string_view name() const override { return "most-jobs"; }
   std::vector<const ScaleUpOption*> Filter(const std::vector<const ScaleUpOption*>& options,
-                                           const model::ClusterSpec&) const override {
+                                           const ExpanderContext&) const override {
     return KeepMin(options, [](const ScaleUpOption& o) { return -static_cast<double>(o.served.size()); });
   }
-  std::string Explain(const ScaleUpOption& o, const model::ClusterSpec&) const override {
+  std::string Explain(const ScaleUpOption& o, const ExpanderContext&) const override {
     return StrCat("most-jobs: serves ", o.served.size());
   }
 };
@@ -75,20 +103,21 @@ class FallbackExpander final : public Expander {
  public:
   std::string_view name() const override { return "first-declared"; }
   std::vector<const ScaleUpOption*> Filter(const std::vector<const ScaleUpOption*>& options,
-                                           const model::ClusterSpec&) const override {
+                                           const ExpanderContext&) const override {
     const ScaleUpOption* best = options.front();
     for (const auto* o : options) {
       if (o->pool < best->pool) best = o;
     }
     return {best};
   }
-  std::string Explain(const ScaleUpOption& o, const model::ClusterSpec& spec) const override {
+  std::string Explain(const ScaleUpOption& o, const ExpanderContext& ctx) const override {
     return StrCat("tie broken by declaration order");
   }
 };
 
 std::shared_ptr<const Expander> MakeOne(std::string_view name) {
   if (name == "priority") return std::make_shared<PriorityExpander>();
+  if (name == "tier-ratio") return std::make_shared<TierRatioExpander>();
   if (name == "least-cost") return std::make_shared<LeastCostExpander>();
   if (name == "least-waste") return std::make_shared<LeastWasteExpander>();
   if (name == "most-jobs") return std::make_shared<MostJobsExpander>();
@@ -97,7 +126,7 @@ std::shared_ptr<const Expander> MakeOne(std::string_view name) {
 
 }  // namespace
 
-std::vector<std::string> ExpanderNames() { return {"priority", "least-cost", "least-waste", "most-jobs"}; }
+std::vector<std::string> ExpanderNames() { return {"priority", "tier-ratio", "least-cost", "least-waste", "most-jobs"}; }
 
 Result<ExpanderChain> ExpanderChain::Make(const std::vector<std::string>& names) {
   ExpanderChain c;
@@ -114,14 +143,14 @@ Result<ExpanderChain> ExpanderChain::Make(const std::vector<std::string>& names)
 }
 
 ExpanderChain::Choice ExpanderChain::Choose(const std::vector<const ScaleUpOption*>& options,
-                                            const model::ClusterSpec& spec) const {
+                                            const ExpanderContext& ctx) const {
   Choice choice;
   std::vector<const ScaleUpOption*> left = options;
   for (const auto& e : chain_) {
     if (left.size() <= 1) break;
-    auto next = e->Filter(left, spec);
+    auto next = e->Filter(left, ctx);
     if (next.size() < left.size()) {
-      choice.why = e->Explain(*next.front(), spec);
+      choice.why = e->Explain(*next.front(), ctx);
     }
     left = std::move(next);
   }

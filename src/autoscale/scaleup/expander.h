@@ -2,10 +2,11 @@
 //
 // An expander filters a list of options, keeping the best ones (ties kept).
 // A chain applies them in turn: by default priority (the pool's configured
-// priority), then least-cost (hourly price per GPU the jobs actually use),
-// then least-waste (fewest idle GPUs on the new nodes). A deterministic
-// fallback (the pool declared first) always ends the chain. This is
-// cluster-autoscaler's expander chain with prices in the middle.
+// priority), then tier-ratio (keeps elastic capacity near the target
+// on-demand:spot ratio), then least-cost (hourly price per GPU the jobs
+// actually use), then least-waste (fewest idle GPUs on the new nodes). A
+// deterministic fallback (the pool declared first) always ends the chain.
+// This is cluster-autoscaler's expander chain with prices and tiers in it.
 // See docs/design/expanders.md.
 #ifndef TIDE_AUTOSCALE_SCALEUP_EXPANDER_H_
 #define TIDE_AUTOSCALE_SCALEUP_EXPANDER_H_
@@ -21,15 +22,25 @@
 
 namespace tide::autoscale {
 
+// What an expander may look at besides the options.
+struct ExpanderContext {
+  const model::ClusterSpec& spec;
+  // Nodes per pool that exist or boot, before the option.
+  const std::vector<int>& live;
+  // The target share of spot in elastic (non-reserved) GPUs: 0.3 for the
+  // mission's on-demand:spot = 7:3.
+  double spot_share = 0.3;
+};
+
 class Expander {
  public:
   virtual ~Expander() = default;
   virtual std::string_view name() const = 0;
   // Keeps the best of `options` (never returns an empty list for a non-empty input).
   virtual std::vector<const ScaleUpOption*> Filter(const std::vector<const ScaleUpOption*>& options,
-                                                   const model::ClusterSpec& spec) const = 0;
+                                                   const ExpanderContext& ctx) const = 0;
   // One phrase on why `chosen` won, for the decision log.
-  virtual std::string Explain(const ScaleUpOption& chosen, const model::ClusterSpec& spec) const = 0;
+  virtual std::string Explain(const ScaleUpOption& chosen, const ExpanderContext& ctx) const = 0;
 };
 
 // The expander names MakeExpanderChain accepts.
@@ -45,7 +56,7 @@ class ExpanderChain {
     std::string why;  // "least-cost: 12.5 CNY per used GPU-hour"
   };
   // Picks one of `options` (non-empty).
-  Choice Choose(const std::vector<const ScaleUpOption*>& options, const model::ClusterSpec& spec) const;
+  Choice Choose(const std::vector<const ScaleUpOption*>& options, const ExpanderContext& ctx) const;
 
  private:
   std::vector<std::shared_ptr<const Expander>> chain_;

@@ -49,7 +49,8 @@ TEST_P(ExpanderChainTest, Chooses) {
   ASSERT_TRUE(chain.ok());
   std::vector<const ScaleUpOption*> ptrs;
   for (const auto& o : c.options) ptrs.push_back(&o);
-  const auto choice = chain->Choose(ptrs, spec);
+  const std::vector<int> live(spec.pools.size(), 0);
+  const auto choice = chain->Choose(ptrs, ExpanderContext{spec, live, 0.3});
   EXPECT_EQ(choice.option->pool, c.want_pool);
   EXPECT_THAT(choice.why, ::testing::HasSubstr(c.want_why));
 }

@@ -16,6 +16,15 @@ TriggerDecision PendingTrigger::Evaluate(const std::vector<const model::Job*>& p
     return d;
   }
   if (waiting.empty()) return d;
+  if (options_.replace_interrupted_at_once) {
+    for (const model::Job* j : waiting) {
+      if (j->restarts > 0) {
+        d.fire = true;
+        d.reason = StrCat(count, "; ", j->spec.name, " was interrupted and is replaced at once");
+        return d;
+      }
+    }
+  }
   const model::Job* oldest = waiting.front();
   for (const model::Job* j : waiting) {
     if (j->spec.submit < oldest->spec.submit || (j->spec.submit == oldest->spec.submit && j->id < oldest->id)) {

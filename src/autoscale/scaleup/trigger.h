@@ -4,8 +4,10 @@
 // MISSION section 2), or when a pending job that still needs capacity (no
 // ready or booting node will hold it, yet some pool could) has waited at
 // least `grace` (default 30 s), so that a small queue is never left waiting
-// forever. With threshold 0 it fires on any pending job, as
-// cluster-autoscaler does. See docs/design/scale-up-trigger.md.
+// forever. A job that was interrupted (a spot reclaim, a preemption) has its
+// replacement requested at once (MISSION 11). With threshold 0 it fires on
+// any pending job, as cluster-autoscaler does. See
+// docs/design/scale-up-trigger.md.
 #ifndef TIDE_AUTOSCALE_SCALEUP_TRIGGER_H_
 #define TIDE_AUTOSCALE_SCALEUP_TRIGGER_H_
 
@@ -20,6 +22,7 @@ namespace tide::autoscale {
 struct TriggerOptions {
   int pending_threshold = 3;
   Duration pending_grace = Seconds(30);
+  bool replace_interrupted_at_once = true;
 };
 
 struct TriggerDecision {

@@ -1,0 +1,66 @@
+// PassContext: what one pass of RunOnce has worked out, shared by its
+// components so each computes a fact once. Built from the snapshot at the
+// start of the pass; components read it and append actions to the plan.
+#ifndef TIDE_AUTOSCALE_CONTEXT_H_
+#define TIDE_AUTOSCALE_CONTEXT_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "autoscale/plan.h"
+#include "autoscale/scaleup/estimator.h"
+#include "core/time.h"
+#include "model/cluster.h"
+#include "sched/snapshot.h"
+
+namespace tide::autoscale {
+
+struct PassContext {
+  PassContext(const model::ClusterState& s, Timestamp t) : state(s), spec(*s.spec), now(t) {}
+
+  const model::ClusterState& state;
+  const model::ClusterSpec& spec;
+  Timestamp now;
+
+  // Nodes per pool that count against max_nodes (booting, ready, draining).
+  std::vector<int> live;
+  // Per pool, the limits in force now: the configured ones narrowed by
+  // scheduled capacity rules.
+  std::vector<int> min_nodes, max_nodes;
+  // Per pool, nodes this pass buys before the what-if is built (pre-warm):
+  // the what-if counts them as booting.
+  std::vector<int> extra_nodes;
+  // Nodes and jobs by id, and the pending jobs in queue order.
+  absl::flat_hash_map<model::NodeId, const model::Node*> nodes;
+  absl::flat_hash_map<model::JobId, const model::Job*> jobs;
+  std::vector<const model::Job*> pending;
+
+  // The what-if: free GPUs of ready and booting nodes, plus GPUs that running
+  // and stopping jobs give back within the release lookahead.
+  std::unique_ptr<sched::CapacitySnapshot> snap;
+  absl::flat_hash_map<model::NodeId, int> slot_of;
+
+  // Pending jobs that still need capacity after the what-if (in queue order).
+  std::vector<Demand> demands;
+  // Nodes pending work is planned onto: idle release keeps them.
+  absl::flat_hash_set<model::NodeId> needed;
+  // Nodes this pass drains or evacuates: nothing else may count on them.
+  absl::flat_hash_set<model::NodeId> leaving;
+  // Jobs this pass stops (preempt, reclaim, evacuate) or resizes.
+  absl::flat_hash_set<model::JobId> touched;
+  // Nodes the disruption budget still allows this pass to disrupt, and
+  // whether it refused something this pass.
+  int disruption_allowance = 0;
+  bool budget_blocked = false;
+
+  // Pool `p`'s spot capacity is known to be out (a create failed) since.
+  bool SpotOut(int p) const {
+    return !state.pools.empty() && state.pools[p].unavailable_since != kInfiniteFuture;
+  }
+};
+
+}  // namespace tide::autoscale
+
+#endif  // TIDE_AUTOSCALE_CONTEXT_H_

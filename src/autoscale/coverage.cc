@@ -1,0 +1,114 @@
+#include "autoscale/coverage.h"
+
+#include <algorithm>
+
+#include "sched/eligibility.h"
+#include "sched/queue.h"
+
+namespace tide::autoscale {
+
+using model::JobState;
+using model::NodeState;
+
+Duration ReleaseLookahead(const ScaleUpOptions& o, const PassContext& ctx) {
+  if (o.release_lookahead) return *o.release_lookahead;
+  Duration fastest = Duration::max();
+  for (size_t p = 0; p < ctx.spec.pools.size(); ++p) {
+    const auto& pool = ctx.spec.pools[p];
+    if (pool.tier == model::Tier::kReserved || ctx.live[p] >= ctx.max_nodes[p]) continue;
+    fastest = std::min(fastest, pool.boot_delay.Expected());
+  }
+  return fastest == Duration::max() ? Duration{0} : fastest;
+}
+
+void IndexState(PassContext* ctx) {
+  const int num_pools = static_cast<int>(ctx->spec.pools.size());
+  ctx->live.assign(num_pools, 0);
+  ctx->extra_nodes.assign(num_pools, 0);
+  for (const auto& n : ctx->state.nodes) {
+    ctx->nodes[n.id] = &n;
+    if (n.state != NodeState::kTerminated) ++ctx->live[n.pool];
+  }
+  for (const auto& j : ctx->state.jobs) ctx->jobs[j.id] = &j;
+  ctx->pending = sched::PendingInQueueOrder(ctx->state);
+}
+
+void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan) {
+  const model::ClusterSpec& spec = ctx->spec;
+  const model::ClusterState& state = ctx->state;
+  const int num_pools = static_cast<int>(spec.pools.size());
+  const Timestamp now = ctx->now;
+
+  std::vector<const model::Node*> usable;
+  for (const auto& n : state.nodes) {
+    const bool leaving = n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id);
+    if ((n.state == NodeState::kReady || n.state == NodeState::kProvisioning) && !leaving) usable.push_back(&n);
+  }
+  std::sort(usable.begin(), usable.end(), [](const model::Node* a, const model::Node* b) { return a->id < b->id; });
+
+  ctx->snap = std::make_unique<sched::CapacitySnapshot>(num_pools, std::max(1, spec.MaxGpusPerNode()));
+  sched::CapacitySnapshot& snap = *ctx->snap;
+  for (const auto* n : usable) ctx->slot_of[n->id] = snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
+  // Nodes this pass already buys (scheduled pre-warm) count as booting.
+  model::NodeId template_id = -1000000;
+  for (int p = 0; p < num_pools; ++p) {
+    for (int k = 0; k < ctx->extra_nodes[p]; ++k) {
+      snap.AddNode(template_id--, p, spec.pools[p].type.gpus, spec.pools[p].type.gpus);
+    }
+  }
+
+  // Capacity that stopping jobs give back at once, and running jobs before a
+  // new node could boot.
+  const Duration lookahead = ReleaseLookahead(o, *ctx);
+  for (const auto& j : state.jobs) {
+    bool freeing = j.state == JobState::kStopping || ctx->touched.contains(j.id);
+    if (j.state == JobState::kRunning && !freeing && lookahead.count() > 0) {
+      if (j.expected_end > now + lookahead) {
+        // The what-if changes when this job's end enters the lookahead.
+        if (!ctx->pending.empty()) plan->next_wakeup = std::min(plan->next_wakeup, j.expected_end - lookahead);
+        continue;
+      }
+      freeing = true;
+    }
+    if (!freeing) continue;
+    for (const auto& sh : j.alloc) {
+      if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) {
+        snap.Give(it->second, sh.workers * j.spec.gpus_per_worker);
+      }
+    }
+  }
+
+  // Pending jobs that already fit need nothing bought.
+  std::vector<sched::SlotShare> shares;
+  for (const model::Job* j : ctx->pending) {
+    Demand d{j, sched::EligiblePools(spec, j->spec), j->spec.workers};
+    const int g = j->spec.gpus_per_worker;
+    const int64_t slots = snap.Slots(d.pools, g);
+    int fit = 0;
+    if (o.gang_aware) {
+      // An elastic job is covered once its minimum fits; it grows later.
+      if (slots >= j->spec.workers) {
+        fit = j->spec.workers;
+      } else if (j->spec.elastic() && slots >= j->spec.MinWorkers()) {
+        fit = static_cast<int>(slots);
+      }
+    } else {
+      fit = static_cast<int>(std::min<int64_t>(slots, d.workers_left));
+    }
+    if (fit > 0) {
+      shares.clear();
+      const auto preference = sched::PlacementPreference(spec, j->spec);
+      snap.PlacePreferring(preference, g, fit, &shares);
+      Claim c{j->id, {}};
+      for (const auto& s : shares) {
+        c.shares.push_back({snap.id(s.slot), s.workers});
+        ctx->needed.insert(snap.id(s.slot));
+      }
+      plan->covered.push_back(std::move(c));
+      d.workers_left = o.gang_aware ? 0 : d.workers_left - fit;
+    }
+    if (d.workers_left > 0) ctx->demands.push_back(d);
+  }
+}
+
+}  // namespace tide::autoscale

@@ -1,0 +1,244 @@
+#include "autoscale/elastic/elastic.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/strings.h"
+#include "sched/eligibility.h"
+
+namespace tide::autoscale {
+
+using model::Job;
+using model::JobState;
+using model::NodeState;
+
+void RescaleFor(const ElasticOptions& o, int reference, int workers, int64_t* global_batch, double* lr) {
+  *global_batch = int64_t{o.per_worker_batch} * workers;
+  const double ratio = static_cast<double>(workers) / std::max(1, reference);
+  *lr = o.lr_rule == LrRule::kLinear ? o.base_lr * ratio : o.base_lr * std::sqrt(ratio);
+}
+
+namespace {
+
+// Slots of ready nodes (growth lands only where a node is up).
+std::vector<int> ReadySlots(const PassContext& ctx) {
+  std::vector<int> slots;
+  for (const auto& n : ctx.state.nodes) {
+    if (n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) continue;
+    if (auto it = ctx.slot_of.find(n.id); it != ctx.slot_of.end()) slots.push_back(it->second);
+  }
+  std::sort(slots.begin(), slots.end());
+  return slots;
+}
+
+// Eligible ready slots for a job.
+std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& ready, const Job& j) {
+  const sched::PoolMask mask = sched::EligiblePools(ctx.spec, j.spec);
+  std::vector<int> out;
+  for (int s : ready) {
+    if (mask & sched::PoolBit(ctx.snap->pool(s))) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ElasticResizer::Settled(const PassContext& ctx, const Job& j, ScalingPlan* plan) const {
+  const Timestamp since = std::max(j.started, j.last_resize);
+  const Timestamp settled = since + std::max(u_.warmup, e_.cooldown);
+  if (ctx.now < settled) {
+    plan->next_wakeup = std::min(plan->next_wakeup, settled);
+    return false;
+  }
+  return true;
+}
+
+Action ElasticResizer::Resize(const PassContext& ctx, const Job& j, int workers, std::string why) const {
+  Action a;
+  a.kind = ActionKind::kResize;
+  a.jobs.push_back(j.id);
+  a.resize.old_workers = j.Workers();
+  a.resize.workers = workers;
+  RescaleFor(e_, j.spec.workers, workers, &a.resize.global_batch, &a.resize.learning_rate);
+  int64_t old_batch;
+  double old_lr;
+  RescaleFor(e_, j.spec.workers, j.Workers(), &old_batch, &old_lr);
+  a.reason = fmt::format("{} {} -> {} workers ({}): global batch {} -> {}, learning rate {:.4g} -> {:.4g} ({} rule)",
+                         j.spec.name, j.Workers(), workers, why, old_batch, a.resize.global_batch, old_lr,
+                         a.resize.learning_rate, e_.lr_rule == LrRule::kLinear ? "linear" : "square-root");
+  return a;
+}
+
+void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
+  const model::MetricsView* m = ctx->state.metrics;
+  if (!u_.enabled || m == nullptr) return;
+  const std::vector<int> ready = ReadySlots(*ctx);
+  sched::CapacitySnapshot& snap = *ctx->snap;
+  for (const auto& j : ctx->state.jobs) {
+    if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || ctx->touched.contains(j.id)) continue;
+    if (!Settled(*ctx, j, plan)) continue;
+    const int w = j.Workers();
+    // Grown, yet utilisation stays low: the input pipeline or the network is the limit.
+    if (!j.bottleneck && j.last_resize != kInfinitePast && w > j.workers_before_resize) {
+      const Timestamp due = m->NextBelowFor(j.id, u_.bottleneck_below, u_.bottleneck_for, ctx->now);
+      if (due <= ctx->now) {
+        Action note;
+        note.kind = ActionKind::kNote;
+        note.bottleneck = true;
+        note.jobs.push_back(j.id);
+        note.reason = StrCat("job ", j.spec.name, ": utilisation stayed below ", std::lround(u_.bottleneck_below * 100),
+                             "% for ", FormatDuration(u_.bottleneck_for), " after growing from ",
+                             j.workers_before_resize, " to ", w,
+                             " workers: a data-loading or communication bottleneck; more workers will not help, "
+                             "so tide will not grow it again");
+        plan->actions.push_back(std::move(note));
+        continue;
+      }
+      plan->next_wakeup = std::min(plan->next_wakeup, due);
+    }
+    // Waste: shrink.
+    if (w > j.spec.MinWorkers() && !j.spec.is_protected) {
+      const Timestamp due = m->NextBelowFor(j.id, u_.low, u_.low_for, ctx->now);
+      if (due <= ctx->now) {
+        const int target = std::max(j.spec.MinWorkers(), w / 2);
+        Action a = Resize(*ctx, j, target,
+                          StrCat("utilisation below ", std::lround(u_.low * 100), "% for ", FormatDuration(u_.low_for)));
+        // Remove workers from the nodes where it has the fewest, to free whole nodes.
+        std::vector<model::NodeShare> alloc = j.alloc;
+        std::sort(alloc.begin(), alloc.end(), [](const auto& x, const auto& y) {
+          return x.workers != y.workers ? x.workers < y.workers : x.node > y.node;
+        });
+        int remove = w - target;
+        for (const auto& sh : alloc) {
+          if (remove == 0) break;
+          const int k = std::min(remove, sh.workers);
+          a.resize.remove.push_back({sh.node, k});
+          if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) snap.Give(it->second, k * j.spec.gpus_per_worker);
+          remove -= k;
+        }
+        ctx->touched.insert(j.id);
+        plan->actions.push_back(std::move(a));
+        continue;
+      }
+      plan->next_wakeup = std::min(plan->next_wakeup, due);
+    }
+    // Pressure: grow.
+    if (w < j.spec.MaxWorkers() && !j.bottleneck) {
+      const Timestamp due = m->NextAboveFor(j.id, u_.high, u_.high_for, ctx->now);
+      if (due > ctx->now) {
+        plan->next_wakeup = std::min(plan->next_wakeup, due);
+        continue;
+      }
+      const int target = std::min(j.spec.MaxWorkers(), 2 * w);
+      const int extra = target - w;
+      const std::string why =
+          StrCat("utilisation above ", std::lround(u_.high * 100), "% for ", FormatDuration(u_.high_for));
+      sched::CapacitySnapshot::Fork fork(&snap);
+      std::vector<sched::SlotShare> shares;
+      const std::vector<int> slots = EligibleSlots(*ctx, ready, j);
+      if (snap.PlaceOnSlots(slots, j.spec.gpus_per_worker, extra, &shares) == extra) {
+        fork.Commit();
+        Action a = Resize(*ctx, j, target, why);
+        for (const auto& s : shares) a.resize.add.push_back({snap.id(s.slot), s.workers});
+        ctx->touched.insert(j.id);
+        plan->actions.push_back(std::move(a));
+        continue;
+      }
+      // Not enough on running nodes: wait for booting ones, or buy.
+      const sched::PoolMask mask = sched::EligiblePools(ctx->spec, j.spec);
+      if (snap.Slots(mask, j.spec.gpus_per_worker) >= extra + 0) {
+        continue;  // capacity that is booting will hold it; grow when it is up
+      }
+      Demand d{&j, mask, extra};
+      ctx->demands.push_back(d);
+    }
+  }
+}
+
+void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& unserved, ScalingPlan* plan) const {
+  if (!e_.enabled) return;
+  sched::CapacitySnapshot& snap = *ctx->snap;
+  // Shrink elastic jobs for waiting work no pool can be grown for.
+  for (const Demand& d : unserved) {
+    if (d.job->state != JobState::kPending) continue;  // growth wants do not shrink others
+    const int g = d.job->spec.gpus_per_worker, w = d.job->spec.MinWorkers();
+    sched::CapacitySnapshot::Fork fork(&snap);
+    std::vector<Action> resizes;
+    for (const auto& j : ctx->state.jobs) {
+      if (snap.Slots(d.pools, g) >= w) break;
+      if (j.state != JobState::kRunning || !j.spec.elastic() || j.spec.is_protected || ctx->touched.contains(j.id) ||
+          j.priority > d.job->priority || j.Workers() <= j.spec.MinWorkers()) {
+        continue;
+      }
+      if (ctx->now < j.last_resize + e_.cooldown) continue;
+      std::vector<model::NodeShare> removed;
+      int can = j.Workers() - j.spec.MinWorkers();
+      for (const auto& sh : j.alloc) {
+        auto it = ctx->slot_of.find(sh.node);
+        if (can == 0 || it == ctx->slot_of.end() || !(d.pools & sched::PoolBit(snap.pool(it->second)))) continue;
+        int k = 0;
+        while (k < std::min(can, sh.workers) && snap.Slots(d.pools, g) < w) {
+          snap.Give(it->second, j.spec.gpus_per_worker);
+          ++k;
+        }
+        if (k > 0) removed.push_back({sh.node, k});
+        can -= k;
+      }
+      if (removed.empty()) continue;
+      int gone = 0;
+      for (const auto& r : removed) gone += r.workers;
+      Action a = Resize(*ctx, j, j.Workers() - gone, StrCat("making room for ", d.job->spec.name));
+      a.resize.remove = removed;
+      resizes.push_back(std::move(a));
+    }
+    if (snap.Slots(d.pools, g) < w) continue;  // shrinking cannot make room: leave it
+    std::vector<sched::SlotShare> shares;
+    snap.PlacePreferring(sched::PlacementPreference(ctx->spec, d.job->spec), g, w, &shares);
+    fork.Commit();
+    for (auto& a : resizes) {
+      ctx->touched.insert(a.jobs[0]);
+      plan->actions.push_back(std::move(a));
+    }
+    plan->covered.push_back({d.job->id, {}});
+  }
+  // Grow into free capacity on running nodes when nothing is waiting for it.
+  if (!ctx->demands.empty() || !unserved.empty()) return;
+  const std::vector<int> ready = ReadySlots(*ctx);
+  std::vector<const Job*> growable;
+  for (const auto& j : ctx->state.jobs) {
+    if (j.state == JobState::kRunning && j.spec.elastic() && !j.bottleneck && !ctx->touched.contains(j.id) &&
+        j.Workers() < j.spec.MaxWorkers()) {
+      growable.push_back(&j);
+    }
+  }
+  std::sort(growable.begin(), growable.end(), [](const Job* a, const Job* b) {
+    return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
+  });
+  for (const Job* j : growable) {
+    if (ctx->now < j->last_resize + e_.cooldown || ctx->now < j->started + e_.cooldown) {
+      plan->next_wakeup = std::min(plan->next_wakeup, std::max(j->last_resize, j->started) + e_.cooldown);
+      continue;
+    }
+    // Only GPUs paid for anyway: reserved nodes, or nodes busy with other work.
+    // An idle on-demand node is better released than kept for growth.
+    std::vector<int> slots;
+    for (int s : EligibleSlots(*ctx, ready, *j)) {
+      const bool reserved = ctx->spec.pools[snap.pool(s)].tier == model::Tier::kReserved;
+      const model::Node* n = ctx->nodes.at(snap.id(s));
+      if (reserved || !n->idle()) slots.push_back(s);
+    }
+    std::vector<sched::SlotShare> shares;
+    const int placed =
+        snap.PlaceOnSlots(slots, j->spec.gpus_per_worker, j->spec.MaxWorkers() - j->Workers(), &shares);
+    if (placed == 0) continue;
+    Action a = Resize(*ctx, *j, j->Workers() + placed, "free capacity on running nodes");
+    for (const auto& s : shares) {
+      a.resize.add.push_back({snap.id(s.slot), s.workers});
+      ctx->needed.insert(snap.id(s.slot));
+    }
+    ctx->touched.insert(j->id);
+    plan->actions.push_back(std::move(a));
+  }
+}
+
+}  // namespace tide::autoscale

@@ -1,0 +1,83 @@
+#include "autoscale/predict/forecast.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/strings.h"
+
+namespace tide::autoscale {
+namespace {
+
+bool Weekend(Timestamp t) {
+  const int64_t days = ToUnixSeconds(t) / 86400;
+  const int wd = static_cast<int>(((days % 7) + 7 + 3) % 7);  // 1970-01-01 was a Thursday; Monday = 0
+  return wd >= 5;
+}
+
+}  // namespace
+
+std::optional<double> Forecast::Expected(const model::ClusterState& state, Timestamp t, Duration horizon,
+                                         int* days_used) const {
+  const auto& arr = state.arrivals;
+  *days_used = 0;
+  if (arr.empty()) return std::nullopt;
+  double total = 0;
+  for (int d = 1; d <= o_.days; ++d) {
+    const Timestamp from = t - Hours(24) * d;
+    if (from < arr.front().at) break;  // no history that far back
+    if (Weekend(from) != Weekend(t)) continue;
+    const Timestamp to = from + horizon;
+    auto lo = std::lower_bound(arr.begin(), arr.end(), from,
+                               [](const model::ClusterState::Arrival& a, Timestamp x) { return a.at < x; });
+    for (auto it = lo; it != arr.end() && it->at < to; ++it) total += it->gpus;
+    ++*days_used;
+  }
+  if (*days_used < o_.min_days) return std::nullopt;
+  return total / *days_used * o_.scale;
+}
+
+void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
+  if (!o_.enabled) return;
+  const Timestamp now = ctx->now;
+  // On a coarse grid: the forecast moves slowly, and each look costs a pass.
+  const int64_t every = std::max<int64_t>(1, o_.every.count());
+  const int64_t into = ToUnixSeconds(now) % every;
+  plan->next_wakeup = std::min(plan->next_wakeup, now + Seconds(every - into));
+  // The pool: on-demand, with room, cheapest per GPU.
+  int pool = -1;
+  for (size_t p = 0; p < ctx->spec.pools.size(); ++p) {
+    const auto& cand = ctx->spec.pools[p];
+    if (cand.tier != model::Tier::kOnDemand || ctx->live[p] >= ctx->max_nodes[p]) continue;
+    if (pool < 0 || cand.price_per_hour / cand.type.gpus <
+                        ctx->spec.pools[pool].price_per_hour / ctx->spec.pools[pool].type.gpus) {
+      pool = static_cast<int>(p);
+    }
+  }
+  if (pool < 0) return;
+  const model::NodePool& p = ctx->spec.pools[pool];
+  const Duration horizon = o_.horizon ? *o_.horizon : p.boot_delay.Expected() + scan_;
+  int days = 0;
+  const auto expected = Expected(ctx->state, now, horizon, &days);
+  if (!expected || *expected <= 0) return;
+  // Free GPUs the what-if has left: ready, booting, and soon freed, after
+  // every pending job's claim.
+  const double free = static_cast<double>(ctx->snap->total_free());
+  const double short_by = *expected - free;
+  if (short_by <= 0) return;
+  const int nodes = std::min(ctx->max_nodes[pool] - ctx->live[pool],
+                             static_cast<int>(std::ceil(short_by / p.type.gpus)));
+  if (nodes <= 0) return;
+  Action a;
+  a.kind = ActionKind::kScaleUp;
+  a.pool = pool;
+  a.count = nodes;
+  a.forecast = true;
+  a.reason = fmt::format(
+      "forecast: about {:.0f} GPUs of work are submitted in the next {} on similar days ({} days); {:.0f} free or "
+      "booting; +{} {} ahead of it",
+      *expected, FormatDuration(horizon), days, free, nodes, p.name);
+  ctx->live[pool] += nodes;
+  plan->actions.push_back(std::move(a));
+}
+
+}  // namespace tide::autoscale

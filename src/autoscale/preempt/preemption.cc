@@ -1,0 +1,128 @@
+#include "autoscale/preempt/preemption.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+#include "sched/eligibility.h"
+
+namespace tide::autoscale {
+
+using model::Job;
+using model::JobState;
+
+void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, ScalingPlan* plan) const {
+  if (!o_.enabled || ctx->demands.empty()) return;
+  sched::CapacitySnapshot& snap = *ctx->snap;
+  std::vector<Demand> keep;
+  for (size_t i = 0; i < ctx->demands.size(); ++i) {
+    const Demand& d = ctx->demands[i];
+    const Job& job = *d.job;
+    const bool may = o_.before_buying || (i < blocked.size() && blocked[i]);
+    if (!may) {
+      keep.push_back(d);
+      continue;
+    }
+    const Timestamp due = job.spec.submit + o_.after;
+    if (ctx->now < due) {
+      plan->next_wakeup = std::min(plan->next_wakeup, due);
+      keep.push_back(d);
+      continue;
+    }
+    // Candidates: lower priority, preemptible, unprotected, running on nodes it may use.
+    struct Candidate {
+      const Job* job;
+      double unsaved;
+    };
+    std::vector<Candidate> candidates;
+    for (const auto& j : ctx->state.jobs) {
+      if (j.state != JobState::kRunning || j.priority >= job.priority || !j.spec.preemptible ||
+          j.spec.is_protected || ctx->touched.contains(j.id)) {
+        continue;
+      }
+      bool useful = false;
+      for (const auto& sh : j.alloc) {
+        auto it = ctx->slot_of.find(sh.node);
+        useful |= it != ctx->slot_of.end() && (d.pools & sched::PoolBit(snap.pool(it->second)));
+      }
+      if (useful) candidates.push_back({&j, j.UnsavedWork()});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.unsaved != b.unsaved) return a.unsaved < b.unsaved;
+      if (a.job->priority != b.job->priority) return a.job->priority < b.job->priority;
+      if (a.job->spec.gpus() != b.job->spec.gpus()) return a.job->spec.gpus() < b.job->spec.gpus();
+      return a.job->id < b.job->id;
+    });
+    const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
+    auto give = [&](const Job* v, int sign) {
+      for (const auto& sh : v->alloc) {
+        if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) {
+          const int gpus = sh.workers * v->spec.gpus_per_worker;
+          if (sign > 0) {
+            snap.Give(it->second, gpus);
+          } else {
+            snap.Take(it->second, gpus);
+          }
+        }
+      }
+    };
+    sched::CapacitySnapshot::Fork fork(&snap);
+    std::vector<const Job*> victims;
+    for (const auto& c : candidates) {
+      if (snap.Slots(d.pools, g) >= w) break;
+      give(c.job, +1);
+      victims.push_back(c.job);
+    }
+    if (snap.Slots(d.pools, g) < w) {
+      keep.push_back(d);  // even every candidate would not make room
+      continue;
+    }
+    // Drop victims that turned out not to be needed, most lost work first.
+    for (size_t k = victims.size(); k-- > 0;) {
+      give(victims[k], -1);
+      if (snap.Slots(d.pools, g) >= w) {
+        victims.erase(victims.begin() + static_cast<long>(k));
+      } else {
+        give(victims[k], +1);
+      }
+    }
+    absl::flat_hash_set<model::NodeId> nodes;
+    for (const Job* v : victims) {
+      for (const auto& sh : v->alloc) nodes.insert(sh.node);
+    }
+    if (static_cast<int>(nodes.size()) > ctx->disruption_allowance) {
+      ctx->budget_blocked = true;
+      Action note;
+      note.kind = ActionKind::kNote;
+      note.jobs.push_back(job.id);
+      note.reason = StrCat("job ", job.spec.name, " would preempt ", victims.size(), " jobs on ", nodes.size(),
+                           " nodes; the disruption budget allows ", ctx->disruption_allowance, " now");
+      plan->actions.push_back(std::move(note));
+      keep.push_back(d);
+      continue;
+    }
+    // Commit: the head takes the freed GPUs in the what-if.
+    std::vector<sched::SlotShare> shares;
+    snap.PlacePreferring(sched::PlacementPreference(ctx->spec, job.spec), g, w, &shares);
+    fork.Commit();
+    for (const auto& s : shares) ctx->needed.insert(snap.id(s.slot));
+    ctx->disruption_allowance -= static_cast<int>(nodes.size());
+    Action a;
+    a.kind = ActionKind::kPreempt;
+    std::vector<std::string> names;
+    double lost = 0;
+    for (const Job* v : victims) {
+      a.jobs.push_back(v->id);
+      ctx->touched.insert(v->id);
+      names.push_back(StrCat(v->spec.name, " (", static_cast<int64_t>(v->UnsavedWork()), "s unsaved)"));
+      lost += v->UnsavedWork();
+    }
+    a.reason = StrCat("for ", job.spec.name, " (priority ", job.priority, ", waited ",
+                      FormatDuration(ctx->now - job.spec.submit), ", no pool has room): checkpoint and requeue ",
+                      StrJoin(names, ", "), "; chosen to lose the least work");
+    plan->actions.push_back(std::move(a));
+    plan->covered.push_back({job.id, {}});
+  }
+  ctx->demands = std::move(keep);
+}
+
+}  // namespace tide::autoscale

@@ -1,0 +1,54 @@
+#include "autoscale/scaledown/reclaim.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace tide::autoscale {
+
+void IdleReclaim::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
+  const model::MetricsView* m = ctx->state.metrics;
+  if (!o_.enabled || m == nullptr) return;
+  struct Idle {
+    const model::Job* job;
+    Timestamp since;
+  };
+  std::vector<Idle> idle;
+  for (const auto& j : ctx->state.jobs) {
+    if (j.state != model::JobState::kRunning || j.spec.is_protected || ctx->touched.contains(j.id)) continue;
+    const Timestamp due = m->NextBelowFor(j.id, o_.below, o_.after, ctx->now);
+    if (due > ctx->now) {
+      plan->next_wakeup = std::min(plan->next_wakeup, due);
+      continue;
+    }
+    const auto since = m->BelowSince(j.id, o_.below, ctx->now);
+    if (since) idle.push_back({&j, *since});
+  }
+  std::sort(idle.begin(), idle.end(),
+            [](const Idle& a, const Idle& b) { return a.since != b.since ? a.since < b.since : a.job->id < b.job->id; });
+  for (const Idle& i : idle) {
+    const int nodes = static_cast<int>(i.job->alloc.size());
+    if (nodes > ctx->disruption_allowance) {
+      ctx->budget_blocked = true;
+      Action note;
+      note.kind = ActionKind::kNote;
+      note.jobs.push_back(i.job->id);
+      note.reason = StrCat("job ", i.job->spec.name, " is idle but the disruption budget allows no more now");
+      plan->actions.push_back(std::move(note));
+      continue;
+    }
+    ctx->disruption_allowance -= nodes;
+    ctx->touched.insert(i.job->id);
+    Action a;
+    a.kind = ActionKind::kReclaim;
+    a.jobs.push_back(i.job->id);
+    a.cancel = o_.cancel;
+    a.reason = StrCat("job ", i.job->spec.name, " (", i.job->Workers() * i.job->spec.gpus_per_worker,
+                      " GPUs) below ", static_cast<int>(o_.below * 100), "% utilisation since ",
+                      FormatTimestamp(i.since), " (", FormatDuration(ctx->now - i.since), "); ",
+                      o_.cancel ? "cancel" : "checkpoint and requeue (a second time: cancel)");
+    plan->actions.push_back(std::move(a));
+  }
+}
+
+}  // namespace tide::autoscale

@@ -1,0 +1,237 @@
+#include "autoscale/scaleup/scale_up.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+#include "sched/eligibility.h"
+
+namespace tide::autoscale {
+namespace {
+
+using model::ClusterSpec;
+using model::Job;
+
+std::string JobList(const std::vector<model::JobId>& ids, const PassContext& ctx) {
+  constexpr size_t kShown = 8;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < ids.size() && i < kShown; ++i) names.push_back(ctx.jobs.at(ids[i])->spec.name);
+  std::string s = StrJoin(names, ",");
+  if (ids.size() > kShown) StrAppend(&s, ",... (", ids.size(), " jobs)");
+  return s;
+}
+
+// Workers of `d`'s size all its eligible pools hold at their max, every node empty.
+int64_t MaxWorkers(const ClusterSpec& spec, const Demand& d) {
+  int64_t possible = 0;
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    if (!(d.pools & sched::PoolBit(static_cast<int>(p)))) continue;
+    possible += int64_t{spec.pools[p].max_nodes} * (spec.pools[p].type.gpus / d.job->spec.gpus_per_worker);
+  }
+  return possible;
+}
+
+bool CouldEverFit(const ClusterSpec& spec, const Demand& d) {
+  return d.pools != 0 && MaxWorkers(spec, d) >= d.job->spec.MinWorkers();
+}
+
+Action AtMax(const PassContext& ctx, const Demand& d) {
+  const model::JobSpec& js = d.job->spec;
+  Action a;
+  a.kind = ActionKind::kAtMax;
+  a.jobs.push_back(d.job->id);
+  std::vector<std::string> full;
+  for (size_t p = 0; p < ctx.spec.pools.size(); ++p) {
+    if (d.pools & sched::PoolBit(static_cast<int>(p))) {
+      full.push_back(StrCat(ctx.spec.pools[p].name, " ", ctx.live[p], "/", ctx.max_nodes[p]));
+    }
+  }
+  a.reason = StrCat("job ", js.name, " (", js.workers, "x", js.gpus_per_worker, " GPUs) waits: no pool has room for it (",
+                    StrJoin(full, ", "), ")");
+  return a;
+}
+
+}  // namespace
+
+void ReportUnschedulable(PassContext* ctx, ScalingPlan* plan) {
+  const ClusterSpec& spec = ctx->spec;
+  std::vector<Demand> keep;
+  for (const Demand& d : ctx->demands) {
+    if (CouldEverFit(spec, d)) {
+      keep.push_back(d);
+      continue;
+    }
+    const model::JobSpec& js = d.job->spec;
+    Action a;
+    a.kind = ActionKind::kUnschedulable;
+    a.jobs.push_back(d.job->id);
+    int largest = 0;
+    for (const auto& p : spec.pools) largest = std::max(largest, p.type.gpus);
+    if (d.pools == 0) {
+      bool spot_only = false;
+      for (const auto& p : spec.pools) spot_only |= p.type.gpus >= js.gpus_per_worker;
+      a.reason = spot_only ? StrCat("job ", js.name, " needs ", js.gpus_per_worker,
+                                    " GPUs per worker; only spot nodes are that large, and it may not run on spot")
+                           : StrCat("job ", js.name, " needs ", js.gpus_per_worker,
+                                    " GPUs per worker; the largest node has ", largest);
+    } else {
+      a.reason = StrCat("job ", js.name, " needs ", js.MinWorkers(), " workers x ", js.gpus_per_worker,
+                        " GPUs; all pools together hold at most ", MaxWorkers(spec, d), " such workers at their max");
+    }
+    plan->actions.push_back(std::move(a));
+  }
+  ctx->demands = std::move(keep);
+}
+
+void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* blocked) const {
+  blocked->assign(ctx->demands.size(), false);
+  if (!o_.enabled || ctx->demands.empty()) return;
+  const ClusterSpec& spec = ctx->spec;
+  const int num_pools = static_cast<int>(spec.pools.size());
+  const Timestamp now = ctx->now;
+
+  // Spot stock-outs: a pool that just failed is not asked again until the
+  // retry time; while spot is below its share, jobs that could use it wait
+  // for spot up to the fallback time, then go to on-demand.
+  std::vector<bool> spot_blocked(num_pools, false);
+  sched::PoolMask spot_pools = 0, spot_out = 0;
+  double spot_gpus = 0, elastic_gpus = 0;
+  for (int p = 0; p < num_pools; ++p) {
+    const model::NodePool& pool = spec.pools[p];
+    if (pool.tier != model::Tier::kReserved) elastic_gpus += double{1} * ctx->live[p] * pool.type.gpus;
+    if (pool.tier != model::Tier::kSpot) continue;
+    spot_gpus += double{1} * ctx->live[p] * pool.type.gpus;
+    spot_pools |= sched::PoolBit(p);
+    if (!ctx->SpotOut(p)) continue;
+    const model::PoolStatus& st = ctx->state.pools[p];
+    if (now < st.last_failure + tiers_.spot_retry_after) {
+      spot_blocked[p] = true;
+      plan->next_wakeup = std::min(plan->next_wakeup, st.last_failure + tiers_.spot_retry_after);
+    }
+    if (now < st.unavailable_since + tiers_.spot_fallback_after) spot_out |= sched::PoolBit(p);
+  }
+  const bool spot_below_share = elastic_gpus <= 0 || spot_gpus / elastic_gpus < tiers_.spot_share;
+  std::vector<Demand> demands;
+  for (const Demand& d : ctx->demands) {
+    const sched::PoolMask usable_spot = d.pools & spot_pools;
+    if (usable_spot == 0 || (usable_spot & ~spot_out) != 0 || !spot_below_share) {
+      demands.push_back(d);
+      continue;
+    }
+    // Every spot pool it could use is out: hold it until the fallback.
+    Timestamp fallback = kInfiniteFuture, since = kInfiniteFuture;
+    for (int p = 0; p < num_pools; ++p) {
+      if (!(usable_spot & sched::PoolBit(p))) continue;
+      since = std::min(since, ctx->state.pools[p].unavailable_since);
+      fallback = std::min(fallback, ctx->state.pools[p].unavailable_since + tiers_.spot_fallback_after);
+    }
+    plan->next_wakeup = std::min(plan->next_wakeup, fallback);
+    Action a;
+    a.kind = ActionKind::kNote;
+    a.jobs.push_back(d.job->id);
+    a.reason = StrCat("job ", d.job->spec.name, " waits for spot capacity (none since ", FormatTimestamp(since),
+                      "); falls back to on-demand at ", FormatTimestamp(fallback));
+    plan->actions.push_back(std::move(a));
+  }
+  std::vector<Demand> held;  // waiting for spot: not blocked, not served
+  for (const Demand& d : ctx->demands) {
+    if (std::none_of(demands.begin(), demands.end(), [&](const Demand& x) { return x.job == d.job; })) held.push_back(d);
+  }
+  auto leave = [&](const std::vector<Demand>& unserved, bool exhausted) {
+    ctx->demands = unserved;
+    blocked->assign(unserved.size(), exhausted);
+    for (const Demand& d : held) {
+      ctx->demands.push_back(d);
+      blocked->push_back(false);
+    }
+  };
+  if (demands.empty()) {
+    leave({}, false);
+    return;
+  }
+
+  // Should we buy at all? The grace counts only jobs that need capacity.
+  std::vector<const Job*> waiting;
+  for (const Demand& d : demands) waiting.push_back(d.job);
+  const TriggerDecision trig = PendingTrigger(o_.trigger).Evaluate(ctx->pending, waiting, now);
+  plan->next_wakeup = std::min(plan->next_wakeup, trig.next_check);
+  if (!trig.fire) {
+    leave(demands, false);
+    return;
+  }
+
+  BinpackingEstimator estimator(o_.gang_aware);
+  sched::CapacitySnapshot& snap = *ctx->snap;
+  model::NodeId next_template_id = -1;
+  int pools_grown = 0;
+  bool exhausted = false;
+  std::vector<bool> grown(num_pools, false);
+  const ExpanderContext ectx{spec, ctx->live, tiers_.spot_share};
+  // Each round: every pool with room proposes an option; the expander chain
+  // picks one; it is committed to the snapshot; repeat.
+  while (true) {
+    if (o_.max_pools_per_pass > 0 && pools_grown >= o_.max_pools_per_pass) {
+      plan->next_wakeup = std::min(plan->next_wakeup, now + Seconds(1));  // the rest on the next pass
+      break;
+    }
+    std::vector<ScaleUpOption> options;
+    for (int p = 0; p < num_pools; ++p) {
+      if (spec.pools[p].tier == model::Tier::kReserved || spot_blocked[p]) continue;  // a fixed quota; a stock-out
+      const int room = ctx->max_nodes[p] - ctx->live[p];
+      sched::CapacitySnapshot::Fork fork(&snap);
+      model::NodeId tmp_id = next_template_id;
+      ScaleUpOption o = estimator.Estimate(spec, p, std::max(0, room), demands, &snap, &tmp_id);
+      if (!o.served.empty()) options.push_back(std::move(o));
+    }
+    if (options.empty()) {
+      exhausted = true;
+      break;
+    }
+    std::vector<const ScaleUpOption*> ptrs;
+    for (const auto& o : options) ptrs.push_back(&o);
+    const ExpanderChain::Choice choice = chain_.Choose(ptrs, ectx);
+    const int pool = choice.option->pool;
+
+    // Commit: the same estimate, on the snapshot itself this time.
+    const int first_slot = snap.size();
+    ScaleUpOption o = estimator.Estimate(spec, pool, ctx->max_nodes[pool] - ctx->live[pool], demands, &snap,
+                                         &next_template_id);
+    std::vector<model::JobId> served;
+    for (const auto& [idx, workers] : o.served) {
+      demands[idx].workers_left -= workers;
+      served.push_back(demands[idx].job->id);
+    }
+    // Existing nodes the served jobs landed on are needed, not idle.
+    for (int s = 0; s < first_slot; ++s) {
+      if (snap.id(s) >= 0 && snap.free(s) < snap.gpus(s)) ctx->needed.insert(snap.id(s));
+    }
+    ctx->live[pool] += o.nodes;
+    if (o.nodes == 0) {
+      // The jobs ride on nodes an earlier round bought; nothing new to buy.
+      for (auto id : served) plan->covered.push_back({id, {}});
+    } else {
+      const model::NodePool& p = spec.pools[pool];
+      Action a;
+      a.kind = ActionKind::kScaleUp;
+      a.pool = pool;
+      a.count = o.nodes;
+      a.jobs = served;
+      a.reason = fmt::format("{}; +{} {} ({}, {:.4g} {}/h each) for {}; {} of {} new GPUs used; {}", trig.reason,
+                             o.nodes, p.name, model::TierName(p.tier), p.price_per_hour, spec.currency,
+                             JobList(served, *ctx), o.useful_gpus, o.new_gpus, choice.why);
+      plan->actions.push_back(std::move(a));
+      if (!grown[pool]) {
+        grown[pool] = true;
+        ++pools_grown;
+      }
+    }
+    std::erase_if(demands, [](const Demand& d) { return d.workers_left <= 0; });
+    if (demands.empty()) break;
+  }
+  // Whatever is left waits for room, never half-bought.
+  if (exhausted) {
+    for (const Demand& d : demands) plan->actions.push_back(AtMax(*ctx, d));
+  }
+  leave(demands, exhausted);
+}
+
+}  // namespace tide::autoscale

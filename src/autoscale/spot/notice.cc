@@ -1,0 +1,40 @@
+#include "autoscale/spot/notice.h"
+
+#include "core/strings.h"
+
+namespace tide::autoscale {
+
+void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
+  if (!o_.enabled) return;
+  for (const auto& n : ctx->state.nodes) {
+    if (n.reclaim_at == kInfiniteFuture || n.state == model::NodeState::kDraining) continue;
+    ctx->leaving.insert(n.id);
+    Action drain;
+    drain.kind = ActionKind::kDrain;
+    drain.pool = n.pool;
+    drain.nodes.push_back(n.id);
+    drain.reason = StrCat("spot notice: ", n.name, " is reclaimed at ", FormatTimestamp(n.reclaim_at));
+    plan->actions.push_back(std::move(drain));
+    Action stop;
+    stop.kind = ActionKind::kEvacuate;
+    stop.pool = n.pool;
+    for (const auto& j : ctx->state.jobs) {
+      if (j.state != model::JobState::kRunning || ctx->touched.contains(j.id)) continue;
+      for (const auto& sh : j.alloc) {
+        if (sh.node == n.id) {
+          stop.jobs.push_back(j.id);
+          ctx->touched.insert(j.id);
+          break;
+        }
+      }
+    }
+    if (stop.jobs.empty()) continue;
+    std::vector<std::string> names;
+    for (auto id : stop.jobs) names.push_back(ctx->jobs.at(id)->spec.name);
+    stop.reason = StrCat(StrJoin(names, ","), ": checkpoint and requeue before ", n.name, " is reclaimed at ",
+                         FormatTimestamp(n.reclaim_at));
+    plan->actions.push_back(std::move(stop));
+  }
+}
+
+}  // namespace tide::autoscale
