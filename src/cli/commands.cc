@@ -37,6 +37,8 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
   o.gpus_per_node =
       cfg.simulation.gpus_per_worker_max > 0 ? cfg.simulation.gpus_per_worker_max : cfg.cluster.MaxGpusPerNode();
   o.spec = &cfg.cluster;
+  o.phases = cfg.jobs.phases;
+  o.checkpoint = cfg.jobs.checkpoint;
   return o;
 }
 
@@ -71,6 +73,7 @@ int Simulate(const SimulateArgs& args) {
   sim::CompareOptions copts;
   copts.sim.seed = args.seed.value_or(cfg->simulation.seed);
   copts.sim.record_decisions = !args.decision_log.empty();
+  copts.sim.world = cfg->simulation.world;
   copts.threads = args.threads;
   auto outputs = sim::RunComparison(cfg->cluster, *policies, open, copts);
   if (!outputs.ok()) return Fail(outputs.status());

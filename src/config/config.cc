@@ -1,17 +1,34 @@
 #include "config/config.h"
 #include "core/strings.h"
 
+#include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "trace/spot.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tide::config {
 namespace {
+
+// Levenshtein distance, for "did you mean" on misspelt keys.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
 
 // A YAML node with the path that led to it, for error messages.
 class Field {
@@ -58,7 +75,17 @@ class Field {
       for (auto k : known) ok |= (k == key);
       if (!ok) {
         Field f(it->first, path_.empty() ? key : StrCat(path_, ".", key), file_);
-        return f.Error(StrCat("unknown field; expected one of: ", StrJoin(known, ", ")));
+        std::string_view best;
+        size_t best_d = 3;  // suggest only close matches
+        for (auto k : known) {
+          const size_t d = EditDistance(key, k);
+          if (d < best_d) {
+            best_d = d;
+            best = k;
+          }
+        }
+        return f.Error(StrCat("unknown field", best.empty() ? std::string() : StrCat(" (did you mean '", best, "'?)"),
+                              "; expected one of: ", StrJoin(known, ", ")));
       }
     }
     return OkStatus();
@@ -280,10 +307,72 @@ Status ParsePool(const Field& f, const std::vector<model::InstanceType>& types, 
   return OkStatus();
 }
 
-Status ParseAutoscaler(const Field& f, autoscale::AutoscalerOptions* o) {
+Status ParseSchedule(const Field& f, const model::ClusterSpec& cluster, autoscale::ScheduleOptions* o) {
+  TIDE_RETURN_IF_ERROR(f.OnlyKeys({"time_zone", "rules"}));
+  if (auto tz = f.Get("time_zone")) {
+    TIDE_ASSIGN_OR_RETURN(o->time_zone_name, tz->String());
+    try {
+      o->time_zone = date::locate_zone(o->time_zone_name);
+    } catch (const std::exception& e) {
+      return tz->Error(StrCat("unknown time zone '", o->time_zone_name, "'; use an IANA name like Asia/Shanghai or UTC"));
+    }
+  }
+  auto rules = f.Get("rules");
+  if (!rules) return OkStatus();
+  if (!rules->IsSeq()) return rules->Error("expected a list of rules");
+  for (size_t i = 0; i < rules->size(); ++i) {
+    Field r = rules->At(i);
+    TIDE_RETURN_IF_ERROR(r.OnlyKeys({"name", "pools", "days", "from", "to", "min_nodes", "max_nodes", "lead", "drain"}));
+    autoscale::CronRule rule;
+    rule.name = StrCat("rule", i + 1);
+    TIDE_RETURN_IF_ERROR(Opt(r, "name", &rule.name, [](const Field& x) { return x.String(); }));
+    auto pools = r.Get("pools");
+    if (!pools) return r.Error("a rule needs `pools`");
+    TIDE_ASSIGN_OR_RETURN(std::vector<std::string> names, pools->StringList());
+    for (const auto& n : names) {
+      const int p = cluster.PoolIndex(n);
+      if (p < 0) return pools->Error(StrCat("no pool named '", n, "'"));
+      rule.pools.push_back(p);
+    }
+    if (auto d = r.Get("days")) {
+      TIDE_ASSIGN_OR_RETURN(std::string v, d->String());
+      auto days = autoscale::ParseDays(v);
+      if (!days.ok()) return d->Error(Message(days.status()));
+      rule.days = *days;
+    }
+    for (auto [key, out] : {std::pair{"from", &rule.from}, {"to", &rule.to}}) {
+      auto c = r.Get(key);
+      if (!c) return r.Error(StrCat("a rule needs `", key, "` (HH:MM)"));
+      TIDE_ASSIGN_OR_RETURN(std::string v, c->String());
+      auto m = autoscale::ParseClock(v);
+      if (!m.ok()) return c->Error(Message(m.status()));
+      *out = *m;
+    }
+    if (auto m = r.Get("min_nodes")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, m->Int(0, 1000000));
+      rule.min_nodes = static_cast<int>(v);
+    }
+    if (auto m = r.Get("max_nodes")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, m->Int(0, 1000000));
+      rule.max_nodes = static_cast<int>(v);
+    }
+    if (!rule.min_nodes && !rule.max_nodes) return r.Error("a rule sets min_nodes, max_nodes or both");
+    if (auto l = r.Get("lead")) {
+      TIDE_ASSIGN_OR_RETURN(Duration v, l->Dur());
+      rule.lead = v;
+    }
+    TIDE_RETURN_IF_ERROR(Opt(r, "drain", &rule.drain, [](const Field& x) { return x.Bool(); }));
+    o->rules.push_back(std::move(rule));
+  }
+  return OkStatus();
+}
+
+Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autoscale::AutoscalerOptions* o) {
   TIDE_RETURN_IF_ERROR(f.OnlyKeys({"scan_interval", "pending_threshold", "pending_grace", "gang_aware", "expanders",
-                                   "max_pools_per_pass", "release_lookahead", "idle_release_after", "unneeded_time", "suspend_time",
-                                   "release_reserved", "scale_up", "scale_down"}));
+                                   "max_pools_per_pass", "release_lookahead", "idle_release_after", "unneeded_time",
+                                   "suspend_time", "release_reserved", "scale_up", "scale_down", "spot_share",
+                                   "spot_fallback_after", "spot_retry_after", "spot_notice", "preemption", "reclaim",
+                                   "budget", "utilization", "elastic", "schedule", "forecast"}));
   TIDE_RETURN_IF_ERROR(Opt(f, "scan_interval", &o->scan_interval, [](const Field& x) { return x.Dur(); }));
   if (auto n = f.Get("pending_threshold")) {
     TIDE_ASSIGN_OR_RETURN(int64_t v, n->Int(0, 1000000));
@@ -316,6 +405,90 @@ Status ParseAutoscaler(const Field& f, autoscale::AutoscalerOptions* o) {
       Opt(f, "release_reserved", &o->scale_down.idle.release_reserved, [](const Field& x) { return x.Bool(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "scale_up", &o->scale_up.enabled, [](const Field& x) { return x.Bool(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "scale_down", &o->scale_down.enabled, [](const Field& x) { return x.Bool(); }));
+  TIDE_RETURN_IF_ERROR(Opt(f, "spot_share", &o->tiers.spot_share, [](const Field& x) { return x.Number(0, 1); }));
+  TIDE_RETURN_IF_ERROR(Opt(f, "spot_fallback_after", &o->tiers.spot_fallback_after, [](const Field& x) { return x.Dur(); }));
+  TIDE_RETURN_IF_ERROR(Opt(f, "spot_retry_after", &o->tiers.spot_retry_after, [](const Field& x) { return x.Dur(); }));
+  TIDE_RETURN_IF_ERROR(Opt(f, "spot_notice", &o->spot_notice.enabled, [](const Field& x) { return x.Bool(); }));
+  if (auto p = f.Get("preemption")) {
+    TIDE_RETURN_IF_ERROR(p->OnlyKeys({"enabled", "after", "before_buying"}));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "enabled", &o->preemption.enabled, [](const Field& x) { return x.Bool(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "after", &o->preemption.after, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "before_buying", &o->preemption.before_buying, [](const Field& x) { return x.Bool(); }));
+  }
+  if (auto r = f.Get("reclaim")) {
+    TIDE_RETURN_IF_ERROR(r->OnlyKeys({"enabled", "below", "after", "action"}));
+    TIDE_RETURN_IF_ERROR(Opt(*r, "enabled", &o->reclaim.enabled, [](const Field& x) { return x.Bool(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*r, "below", &o->reclaim.below, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*r, "after", &o->reclaim.after, [](const Field& x) { return x.Dur(); }));
+    if (auto a = r->Get("action")) {
+      TIDE_ASSIGN_OR_RETURN(std::string v, a->String());
+      if (v != "requeue" && v != "cancel") return a->Error("expected requeue or cancel");
+      o->reclaim.cancel = v == "cancel";
+    }
+  }
+  if (auto b = f.Get("budget")) {
+    TIDE_RETURN_IF_ERROR(b->OnlyKeys({"max_nodes", "window"}));
+    if (auto m = b->Get("max_nodes")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, m->Int(0, 1000000));
+      o->budget.max_nodes = static_cast<int>(v);
+    }
+    TIDE_RETURN_IF_ERROR(Opt(*b, "window", &o->budget.window, [](const Field& x) { return x.Dur(); }));
+  }
+  if (auto u = f.Get("utilization")) {
+    TIDE_RETURN_IF_ERROR(u->OnlyKeys({"enabled", "low", "low_for", "high", "high_for", "warmup", "bottleneck_below",
+                                      "bottleneck_for"}));
+    auto& uo = o->utilization;
+    TIDE_RETURN_IF_ERROR(Opt(*u, "enabled", &uo.enabled, [](const Field& x) { return x.Bool(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*u, "low", &uo.low, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*u, "low_for", &uo.low_for, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*u, "high", &uo.high, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*u, "high_for", &uo.high_for, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*u, "warmup", &uo.warmup, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*u, "bottleneck_below", &uo.bottleneck_below, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*u, "bottleneck_for", &uo.bottleneck_for, [](const Field& x) { return x.Dur(); }));
+    if (uo.low >= uo.high) return u->Error(StrCat("low (", uo.low, ") must be below high (", uo.high, ")"));
+  }
+  if (auto e = f.Get("elastic")) {
+    TIDE_RETURN_IF_ERROR(e->OnlyKeys({"enabled", "cooldown", "lr_rule", "per_worker_batch", "base_lr"}));
+    auto& eo = o->elastic;
+    TIDE_RETURN_IF_ERROR(Opt(*e, "enabled", &eo.enabled, [](const Field& x) { return x.Bool(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*e, "cooldown", &eo.cooldown, [](const Field& x) { return x.Dur(); }));
+    if (auto r = e->Get("lr_rule")) {
+      TIDE_ASSIGN_OR_RETURN(std::string v, r->String());
+      if (v == "linear") {
+        eo.lr_rule = autoscale::LrRule::kLinear;
+      } else if (v == "sqrt" || v == "square-root") {
+        eo.lr_rule = autoscale::LrRule::kSqrt;
+      } else {
+        return r->Error("expected linear or sqrt");
+      }
+    }
+    if (auto b = e->Get("per_worker_batch")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, b->Int(1, 1 << 24));
+      eo.per_worker_batch = static_cast<int>(v);
+    }
+    TIDE_RETURN_IF_ERROR(Opt(*e, "base_lr", &eo.base_lr, [](const Field& x) { return x.Number(0, 1e6); }));
+  }
+  if (auto sc = f.Get("schedule")) TIDE_RETURN_IF_ERROR(ParseSchedule(*sc, cluster, &o->schedule));
+  if (auto fc = f.Get("forecast")) {
+    TIDE_RETURN_IF_ERROR(fc->OnlyKeys({"enabled", "days", "min_days", "horizon", "every", "scale"}));
+    auto& fo = o->forecast;
+    TIDE_RETURN_IF_ERROR(Opt(*fc, "enabled", &fo.enabled, [](const Field& x) { return x.Bool(); }));
+    if (auto d = fc->Get("days")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, d->Int(1, 60));
+      fo.days = static_cast<int>(v);
+    }
+    if (auto d = fc->Get("min_days")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, d->Int(1, 60));
+      fo.min_days = static_cast<int>(v);
+    }
+    if (auto h = fc->Get("horizon")) {
+      TIDE_ASSIGN_OR_RETURN(Duration v, h->Dur());
+      fo.horizon = v;
+    }
+    TIDE_RETURN_IF_ERROR(Opt(*fc, "every", &fo.every, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*fc, "scale", &fo.scale, [](const Field& x) { return x.Number(0, 100); }));
+  }
   return OkStatus();
 }
 
@@ -325,8 +498,8 @@ Status ParsePolicies(const Field& f, const model::ClusterSpec& cluster, autoscal
   if (compare) {
     TIDE_ASSIGN_OR_RETURN(d->compare, compare->StringList());
   }
-  if (auto t = f.Get("tide")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*t, &d->tide));
-  if (auto r = f.Get("reactive")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*r, &d->reactive));
+  if (auto t = f.Get("tide")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*t, cluster, &d->tide));
+  if (auto r = f.Get("reactive")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*r, cluster, &d->reactive));
   if (auto s = f.Get("slurm_powersave")) {
     // Slurm's own knob names, plus start_tick.
     TIDE_RETURN_IF_ERROR(s->OnlyKeys({"suspend_time", "start_tick"}));
@@ -349,17 +522,79 @@ Status ParsePolicies(const Field& f, const model::ClusterSpec& cluster, autoscal
   return OkStatus();
 }
 
+Status ParseJobDefaults(const Field& f, JobDefaults* d) {
+  TIDE_RETURN_IF_ERROR(f.OnlyKeys({"phases", "checkpoint"}));
+  if (auto p = f.Get("phases")) {
+    TIDE_RETURN_IF_ERROR(p->OnlyKeys({"load", "load_util", "train_util", "eval_share", "eval_util", "checkpoint_util"}));
+    auto& ph = d->phases;
+    TIDE_RETURN_IF_ERROR(Opt(*p, "load", &ph.load, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "load_util", &ph.load_util, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "train_util", &ph.train_util, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "eval_share", &ph.eval_share, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "eval_util", &ph.eval_util, [](const Field& x) { return x.Number(0, 1); }));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "checkpoint_util", &ph.checkpoint_util, [](const Field& x) { return x.Number(0, 1); }));
+  }
+  if (auto c = f.Get("checkpoint")) {
+    TIDE_RETURN_IF_ERROR(c->OnlyKeys({"interval", "cost"}));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "interval", &d->checkpoint.interval, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "cost", &d->checkpoint.cost, [](const Field& x) { return x.Dur(); }));
+  }
+  return OkStatus();
+}
+
+// simulation.spot / storage / elastic. Relative paths count from the configuration's folder.
+Status ParseWorld(const Field& f, const std::string& config_path, sim::WorldOptions* w) {
+  if (auto sp = f.Get("spot")) {
+    TIDE_RETURN_IF_ERROR(sp->OnlyKeys({"mean_time_to_interrupt", "notice", "supply", "supply_format", "supply_scale"}));
+    TIDE_RETURN_IF_ERROR(
+        Opt(*sp, "mean_time_to_interrupt", &w->spot.mean_time_to_interrupt, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*sp, "notice", &w->spot.notice, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*sp, "supply_scale", &w->spot.supply_scale, [](const Field& x) { return x.Number(0, 1e6); }));
+    if (auto path = sp->Get("supply")) {
+      TIDE_ASSIGN_OR_RETURN(std::string rel, path->String());
+      std::string format = "auto";
+      TIDE_RETURN_IF_ERROR(Opt(*sp, "supply_format", &format, [](const Field& x) { return x.String(); }));
+      const std::filesystem::path full = std::filesystem::path(config_path).parent_path() / rel;
+      auto supply = trace::ReadSpotSupply(full.string(), format);
+      if (!supply.ok()) return path->Error(Message(supply.status()));
+      w->spot.supply = std::move(*supply);
+      w->spot.supply_source = rel;
+    }
+  }
+  if (auto st = f.Get("storage")) {
+    TIDE_RETURN_IF_ERROR(st->OnlyKeys({"load_gb", "bandwidth_gbps", "node_gbps", "prefetch", "max_concurrent"}));
+    TIDE_RETURN_IF_ERROR(Opt(*st, "load_gb", &w->storage.load_gb, [](const Field& x) { return x.Number(0, 1e9); }));
+    TIDE_RETURN_IF_ERROR(
+        Opt(*st, "bandwidth_gbps", &w->storage.bandwidth_gbps, [](const Field& x) { return x.Number(1e-6, 1e9); }));
+    TIDE_RETURN_IF_ERROR(Opt(*st, "node_gbps", &w->storage.node_gbps, [](const Field& x) { return x.Number(1e-6, 1e9); }));
+    TIDE_RETURN_IF_ERROR(Opt(*st, "prefetch", &w->storage.prefetch, [](const Field& x) { return x.Bool(); }));
+    if (auto m = st->Get("max_concurrent")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, m->Int(0, 1000000));
+      w->storage.max_concurrent = static_cast<int>(v);
+    }
+  }
+  if (auto el = f.Get("elastic")) {
+    TIDE_RETURN_IF_ERROR(el->OnlyKeys({"scaling_exponent", "resize_pause"}));
+    TIDE_RETURN_IF_ERROR(
+        Opt(*el, "scaling_exponent", &w->elastic.scaling_exponent, [](const Field& x) { return x.Number(0, 2); }));
+    TIDE_RETURN_IF_ERROR(Opt(*el, "resize_pause", &w->elastic.resize_pause, [](const Field& x) { return x.Dur(); }));
+  }
+  return OkStatus();
+}
+
 Result<Config> Parse(const YAML::Node& root, const std::string& name) {
   Config c;
   c.source = name;
   Field top(root, "", &c.source);
   if (!root.IsDefined() || root.IsNull()) return absl::InvalidArgumentError(StrCat(name, ": the file is empty"));
-  TIDE_RETURN_IF_ERROR(top.OnlyKeys({"currency", "simulation", "instance_types", "pools", "priority_classes",
+  TIDE_RETURN_IF_ERROR(top.OnlyKeys({"currency", "simulation", "jobs", "instance_types", "pools", "priority_classes",
                                      "default_priority_class", "scheduler", "policies"}));
+  if (auto j = top.Get("jobs")) TIDE_RETURN_IF_ERROR(ParseJobDefaults(*j, &c.jobs));
   TIDE_RETURN_IF_ERROR(Opt(top, "currency", &c.cluster.currency, [](const Field& x) { return x.String(); }));
 
   if (auto s = top.Get("simulation")) {
-    TIDE_RETURN_IF_ERROR(s->OnlyKeys({"seed", "start", "gpus_per_worker_max"}));
+    TIDE_RETURN_IF_ERROR(s->OnlyKeys({"seed", "start", "gpus_per_worker_max", "spot", "storage", "elastic"}));
+    TIDE_RETURN_IF_ERROR(ParseWorld(*s, name, &c.simulation.world));
     if (auto seed = s->Get("seed")) {
       TIDE_ASSIGN_OR_RETURN(int64_t v, seed->Int(0, INT64_MAX));
       c.simulation.seed = static_cast<uint64_t>(v);

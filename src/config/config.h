@@ -12,8 +12,16 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "model/cluster.h"
+#include "sim/world.h"
 
 namespace tide::config {
+
+// Defaults for jobs whose trace does not say (native traces may override
+// them per job).
+struct JobDefaults {
+  model::JobPhases phases;
+  model::CheckpointPolicy checkpoint;
+};
 
 struct SimulationSettings {
   uint64_t seed = 1;
@@ -22,6 +30,8 @@ struct SimulationSettings {
   // Multi-GPU jobs in ITP/Philly/native `gpus` are split into workers of at
   // most this many GPUs; 0 = the largest node of any pool.
   int gpus_per_worker_max = 0;
+  // The simulated world: spot behaviour, shared storage, elastic scaling.
+  sim::WorldOptions world;
 };
 
 struct Config {
@@ -29,6 +39,7 @@ struct Config {
   model::ClusterSpec cluster;
   autoscale::PolicyDefaults policies;
   SimulationSettings simulation;
+  JobDefaults jobs;
 };
 
 // Reads and validates a configuration file.

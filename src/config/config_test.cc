@@ -269,11 +269,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"EmptyFile", "", "bad.yaml: ", "the file is empty"},
         BadConfigCase{"NotAMapping", "just some words\n", "bad.yaml:1:1: expected a mapping", "(key: value lines)"},
         BadConfigCase{"UnknownTopLevelKey", "currency: CNY\npool:\n" GOOD_POOL, "bad.yaml:2:1: ",
-                      "pool: unknown field; expected one of: currency, simulation, instance_types, pools"},
+                      "pool: unknown field (did you mean 'pools'?); expected one of: currency, simulation, jobs, instance_types, pools"},
         BadConfigCase{"UnknownPoolKey",
                       "pools:\n" GOOD_POOL "  - name: b\n    instance_type: {gpus: 8}\n    price_per_hour: 1\n"
                       "    max_node: 4\n",
-                      "bad.yaml:6:5: ", "pools[1].max_node: unknown field; expected one of: name, instance_type"},
+                      "bad.yaml:6:5: ", "pools[1].max_node: unknown field (did you mean 'max_nodes'?); expected one of: name, instance_type"},
         BadConfigCase{"MissingPools", "currency: CNY\n", "bad.yaml:1:1: no pools",
                       "no pools: define at least one under `pools:`"},
         BadConfigCase{"EmptyPools", "pools: []\n", "bad.yaml:1:8: ", "pools: expected a non-empty list of pools"},
@@ -412,7 +412,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"UnknownSimulationKey", "simulation:\n  days: 7\npools:\n" GOOD_POOL, "bad.yaml:2:3: ",
                       "simulation.days: unknown field; expected one of: seed, start, gpus_per_worker_max"},
         BadConfigCase{"UnknownSchedulerKey", "pools:\n" GOOD_POOL "scheduler:\n  backfil: true\n",
-                      "bad.yaml:4:3: ", "scheduler.backfil: unknown field; expected one of: backfill"}),
+                      "bad.yaml:4:3: ", "scheduler.backfil: unknown field (did you mean 'backfill'?); expected one of: backfill"}),
     [](const auto& info) { return info.param.name; });
 
 #undef GOOD_POOL

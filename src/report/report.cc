@@ -1,6 +1,7 @@
 #include "report/report.h"
 #include "core/strings.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "nlohmann/json.hpp"
@@ -74,6 +75,7 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   row("  paid", [](const PolicyResult& r) { return Money(r.cost.gpu_hours_paid); });
   row("  busy", [](const PolicyResult& r) { return Money(r.gpu_hours_busy); });
   row("  utilization (busy/paid)", [](const PolicyResult& r) { return fmt::format("{:.1f}%", 100 * r.utilization); });
+  row("  measured GPU utilisation", [](const PolicyResult& r) { return fmt::format("{:.1f}%", 100 * r.gpu_util_mean); });
   section("queue wait");
   row("  p50 / p95 / p99", [](const PolicyResult& r) {
     return StrCat(HumanDuration(r.wait_s.p50), " / ", HumanDuration(r.wait_s.p95), " / ",
@@ -96,11 +98,39 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   row("  p50 / p95", [](const PolicyResult& r) {
     return StrCat(HumanDuration(r.jct_s.p50), " / ", HumanDuration(r.jct_s.p95));
   });
+  // Rows that only matter when some policy has them.
+  auto optional_row = [&](std::string label, auto value, auto cell) {
+    bool any = false;
+    for (const auto& r : results) any |= value(r) != 0;
+    if (any) row(std::move(label), cell);
+  };
+  const bool interruptions = std::any_of(results.begin(), results.end(), [](const PolicyResult& r) {
+    return r.spot_interruptions + r.preemptions + r.reclaims + r.resizes + r.nodes_create_failed > 0 ||
+           r.lost_work_gpu_hours > 0;
+  });
+  if (interruptions) {
+    section("interruptions");
+    optional_row("  spot: nodes reclaimed / jobs hit", [](const PolicyResult& r) { return r.spot_reclaims + r.spot_interruptions; },
+                 [](const PolicyResult& r) { return StrCat(r.spot_reclaims, " / ", r.spot_interruptions); });
+    optional_row("  spot creates refused", [](const PolicyResult& r) { return r.nodes_create_failed; },
+                 [](const PolicyResult& r) { return StrCat(r.nodes_create_failed); });
+    optional_row("  preempted jobs", [](const PolicyResult& r) { return r.preemptions; },
+                 [](const PolicyResult& r) { return StrCat(r.preemptions); });
+    optional_row("  reclaimed idle jobs (cancelled)", [](const PolicyResult& r) { return r.reclaims; },
+                 [](const PolicyResult& r) { return StrCat(r.reclaims, " (", r.jobs_cancelled, ")"); });
+    optional_row("  elastic resizes", [](const PolicyResult& r) { return r.resizes; },
+                 [](const PolicyResult& r) { return StrCat(r.resizes); });
+    row("  lost work (GPU-hours)", [](const PolicyResult& r) { return fmt::format("{:.1f}", r.lost_work_gpu_hours); });
+  }
   section("nodes");
   row("  peak", [](const PolicyResult& r) { return StrCat(r.peak_nodes); });
   row("  bought / released", [](const PolicyResult& r) {
     return r.kind == "fixed" ? std::string("-") : StrCat(r.nodes_bought, " / ", r.nodes_released);
   });
+  optional_row("  bought on forecast (unused)", [](const PolicyResult& r) { return r.forecast_nodes; },
+               [](const PolicyResult& r) { return StrCat(r.forecast_nodes, " (", r.forecast_nodes_unused, ")"); });
+  optional_row("  waiting for storage (node-hours)", [](const PolicyResult& r) { return r.storage_wait_node_hours; },
+               [](const PolicyResult& r) { return fmt::format("{:.1f}", r.storage_wait_node_hours); });
   section("jobs");
   row("  total", [](const PolicyResult& r) { return StrCat(r.jobs_total); });
   row("  never started", [](const PolicyResult& r) {
@@ -170,6 +200,7 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, cons
     p["gpu_hours_paid"] = Round(r.cost.gpu_hours_paid, 0.01);
     p["gpu_hours_busy"] = Round(r.gpu_hours_busy, 0.01);
     p["utilization"] = Round(r.utilization);
+    p["gpu_util_mean"] = Round(r.gpu_util_mean);
     p["wait_s"] = PercentilesJson(r.wait_s);
     nlohmann::ordered_json wbp, jbp;
     for (const auto& [n, pc] : r.wait_by_priority) wbp[n] = PercentilesJson(pc);
@@ -186,6 +217,19 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, cons
     p["jobs_unstarted"] = r.jobs_unstarted;
     p["jobs_unschedulable"] = r.jobs_unschedulable;
     p["jobs_backfilled"] = r.jobs_backfilled;
+    p["jobs_cancelled"] = r.jobs_cancelled;
+    p["spot_reclaims"] = r.spot_reclaims;
+    p["spot_interruptions"] = r.spot_interruptions;
+    p["nodes_create_failed"] = r.nodes_create_failed;
+    p["preemptions"] = r.preemptions;
+    p["reclaims"] = r.reclaims;
+    p["resizes"] = r.resizes;
+    p["disruptions"] = r.disruptions;
+    p["lost_work_gpu_hours"] = Round(r.lost_work_gpu_hours, 0.01);
+    p["max_lost_work_s"] = Round(r.max_lost_work_s, 0.01);
+    p["storage_wait_node_hours"] = Round(r.storage_wait_node_hours, 0.01);
+    p["forecast_nodes"] = r.forecast_nodes;
+    p["forecast_nodes_unused"] = r.forecast_nodes_unused;
     p["start"] = FormatTimestamp(r.start);
     p["end"] = FormatTimestamp(r.horizon);
     p["events"] = r.events;

@@ -30,7 +30,7 @@ class ItpReader final : public TraceReader {
     TIDE_ASSIGN_OR_RETURN(auto row, csv_->Next());
     if (!row) return std::optional<model::JobSpec>();
     const auto& f = *row;
-    model::JobSpec job;
+    model::JobSpec job = NewJob(options_);
     job.name = std::string(f[id_]);
     TIDE_ASSIGN_OR_RETURN(int64_t submit, csv_->Int("submission_time", f[submit_]));
     TIDE_ASSIGN_OR_RETURN(int64_t duration, csv_->Int("duration", f[duration_]));

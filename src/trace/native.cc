@@ -12,7 +12,10 @@ constexpr int kMaxGpusPerJob = 1 << 20;
 const std::vector<std::string>& KnownColumns() {
   static const auto* cols = new std::vector<std::string>{
       "job_id", "submit_time", "runtime", "gpus", "gpus_per_worker", "workers",
-      "priority", "preemptible", "protected", "team"};
+      "priority", "preemptible", "protected", "team",
+      // optional: elasticity, phases and checkpoints
+      "min_workers", "max_workers", "async", "io_bound_workers", "load", "train_util", "eval_share",
+      "checkpoint_interval", "checkpoint_cost"};
   return *cols;
 }
 
@@ -51,7 +54,7 @@ class NativeReader final : public TraceReader {
       const int c = Col(name);
       return c < 0 ? std::string_view() : f[c];
     };
-    model::JobSpec job;
+    model::JobSpec job = NewJob(options_);
     job.name = std::string(get("job_id"));
     if (job.name.empty()) job.name = StrCat("line", csv_->line());
 
@@ -136,11 +139,61 @@ class NativeReader final : public TraceReader {
       TIDE_ASSIGN_OR_RETURN(job.is_protected, csv_->Bool("protected", v));
     }
     job.team = std::string(get("team"));
+    TIDE_RETURN_IF_ERROR(ReadOptional(get, &job));
     return std::optional<model::JobSpec>(std::move(job));
   }
 
   Timestamp start() const override { return options_.start; }
   std::string Describe() const override { return StrCat("native:", csv_->name()); }
+
+  // The optional columns; empty cells keep the defaults.
+  template <typename Get>
+  Status ReadOptional(const Get& get, model::JobSpec* job) const {
+    auto count = [&](std::string_view name, int* out) -> Status {
+      const auto v = get(name);
+      if (v.empty()) return OkStatus();
+      TIDE_ASSIGN_OR_RETURN(int64_t n, csv_->Int(name, v));
+      if (n < 0 || n > (1 << 20)) return csv_->FieldError(name, "must be between 0 and 1048576");
+      *out = static_cast<int>(n);
+      return OkStatus();
+    };
+    auto share = [&](std::string_view name, double* out) -> Status {
+      const auto v = get(name);
+      if (v.empty()) return OkStatus();
+      TIDE_ASSIGN_OR_RETURN(double x, csv_->Double(name, v));
+      if (x < 0 || x > 1) return csv_->FieldError(name, "must be between 0 and 1");
+      *out = x;
+      return OkStatus();
+    };
+    auto duration = [&](std::string_view name, Duration* out) -> Status {
+      const auto v = get(name);
+      if (v.empty()) return OkStatus();
+      auto d = ParseDuration(v);
+      if (!d.ok() || d->count() < 0) return csv_->FieldError(name, "expected seconds or a duration like 30m");
+      *out = *d;
+      return OkStatus();
+    };
+    TIDE_RETURN_IF_ERROR(count("min_workers", &job->min_workers));
+    TIDE_RETURN_IF_ERROR(count("max_workers", &job->max_workers));
+    TIDE_RETURN_IF_ERROR(count("io_bound_workers", &job->io_bound_workers));
+    if (const auto v = get("async"); !v.empty()) {
+      TIDE_ASSIGN_OR_RETURN(job->async, csv_->Bool("async", v));
+    }
+    TIDE_RETURN_IF_ERROR(duration("load", &job->phases.load));
+    TIDE_RETURN_IF_ERROR(share("train_util", &job->phases.train_util));
+    TIDE_RETURN_IF_ERROR(share("eval_share", &job->phases.eval_share));
+    TIDE_RETURN_IF_ERROR(duration("checkpoint_interval", &job->checkpoint.interval));
+    TIDE_RETURN_IF_ERROR(duration("checkpoint_cost", &job->checkpoint.cost));
+    if (job->min_workers > 0 || job->max_workers > 0) {
+      if (job->min_workers < 1 || job->max_workers < job->min_workers || job->workers < job->min_workers ||
+          job->workers > job->max_workers) {
+        return csv_->FieldError("max_workers", StrCat("an elastic job needs 1 <= min_workers <= workers <= max_workers (",
+                                                      job->min_workers, " <= ", job->workers, " <= ",
+                                                      job->max_workers, ")"));
+      }
+    }
+    return OkStatus();
+  }
 
  private:
   int Col(std::string_view name) const {

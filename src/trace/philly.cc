@@ -48,7 +48,7 @@ Result<std::unique_ptr<TraceReader>> OpenPhilly(std::unique_ptr<CsvReader> csv, 
     TIDE_ASSIGN_OR_RETURN(auto row, csv->Next());
     if (!row) break;
     const auto& f = *row;
-    model::JobSpec job;
+    model::JobSpec job = NewJob(options);
     auto t = ParseTimestamp(f[ts]);
     if (!t.ok()) return csv->FieldError("timestamp", Message(t.status()));
     job.submit = *t;

@@ -9,6 +9,13 @@ namespace tide::trace {
 
 std::vector<std::string> TraceFormats() { return {"auto", "native", "itp", "philly"}; }
 
+model::JobSpec NewJob(const TraceOptions& options) {
+  model::JobSpec j;
+  j.phases = options.phases;
+  j.checkpoint = options.checkpoint;
+  return j;
+}
+
 void SplitGang(int gpus, int gpus_per_node, int* workers, int* gpus_per_worker) {
   gpus_per_node = std::max(1, gpus_per_node);
   *workers = (gpus + gpus_per_node - 1) / gpus_per_node;

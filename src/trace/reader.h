@@ -47,7 +47,13 @@ struct TraceOptions {
   int gpus_per_node = 8;
   // Priority classes, to resolve names and defaults. Required.
   const model::ClusterSpec* spec = nullptr;
+  // Phases and checkpointing of jobs whose trace does not say.
+  model::JobPhases phases;
+  model::CheckpointPolicy checkpoint;
 };
+
+// A JobSpec with the options' defaults for phases and checkpoints.
+model::JobSpec NewJob(const TraceOptions& options);
 
 // The formats OpenTrace accepts.
 std::vector<std::string> TraceFormats();
