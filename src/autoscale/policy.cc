@@ -20,6 +20,7 @@ void TideOnlyOff(AutoscalerOptions* o) {
   o->budget.max_nodes = 0;
   o->scale_up.trigger.replace_interrupted_at_once = false;
   o->tiers.spot_fallback_after = Seconds(0);  // no waiting for spot: on-demand at once
+  o->scale_up.egress_aware = false;
 }
 
 }  // namespace
@@ -87,6 +88,7 @@ Result<PolicyProfile> MakePolicy(std::string_view text, const PolicyDefaults& d,
   for (auto part : Split(p.name, ':')) parts.emplace_back(part);
   const std::string& kind = parts[0];
   auto check = [&](const AutoscalerOptions& o) -> Status { return Autoscaler::Make(o).status(); };
+  if (kind != "tide") p.scheduler.egress_aware = false;  // the baselines place without regard to data
   if (kind == "tide" && parts.size() == 1) {
     p.kind = "tide";
     p.autoscaler = d.tide;

@@ -369,7 +369,7 @@ Status ParseSchedule(const Field& f, const model::ClusterSpec& cluster, autoscal
 
 Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autoscale::AutoscalerOptions* o) {
   TIDE_RETURN_IF_ERROR(f.OnlyKeys({"scan_interval", "pending_threshold", "pending_grace", "gang_aware", "expanders",
-                                   "max_pools_per_pass", "release_lookahead", "idle_release_after", "unneeded_time",
+                                   "max_pools_per_pass", "release_lookahead", "egress_aware", "idle_release_after", "unneeded_time",
                                    "suspend_time", "release_reserved", "scale_up", "scale_down", "spot_share",
                                    "spot_fallback_after", "spot_retry_after", "spot_notice", "preemption", "reclaim",
                                    "budget", "utilization", "elastic", "schedule", "forecast"}));
@@ -405,6 +405,7 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
       Opt(f, "release_reserved", &o->scale_down.idle.release_reserved, [](const Field& x) { return x.Bool(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "scale_up", &o->scale_up.enabled, [](const Field& x) { return x.Bool(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "scale_down", &o->scale_down.enabled, [](const Field& x) { return x.Bool(); }));
+  TIDE_RETURN_IF_ERROR(Opt(f, "egress_aware", &o->scale_up.egress_aware, [](const Field& x) { return x.Bool(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "spot_share", &o->tiers.spot_share, [](const Field& x) { return x.Number(0, 1); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "spot_fallback_after", &o->tiers.spot_fallback_after, [](const Field& x) { return x.Dur(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "spot_retry_after", &o->tiers.spot_retry_after, [](const Field& x) { return x.Dur(); }));
@@ -587,8 +588,22 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
   c.source = name;
   Field top(root, "", &c.source);
   if (!root.IsDefined() || root.IsNull()) return absl::InvalidArgumentError(StrCat(name, ": the file is empty"));
-  TIDE_RETURN_IF_ERROR(top.OnlyKeys({"currency", "simulation", "jobs", "instance_types", "pools", "priority_classes",
-                                     "default_priority_class", "scheduler", "policies"}));
+  TIDE_RETURN_IF_ERROR(top.OnlyKeys({"currency", "simulation", "jobs", "regions", "instance_types", "pools",
+                                     "priority_classes", "default_priority_class", "scheduler", "policies"}));
+  if (auto rs = top.Get("regions")) {
+    if (!rs->IsSeq()) return rs->Error("expected a list of regions");
+    for (size_t i = 0; i < rs->size(); ++i) {
+      Field r = rs->At(i);
+      TIDE_RETURN_IF_ERROR(r.OnlyKeys({"name", "egress_per_gb"}));
+      model::Region region;
+      auto n = r.Get("name");
+      if (!n) return r.Error("a region needs a name");
+      TIDE_ASSIGN_OR_RETURN(region.name, n->String());
+      if (c.cluster.RegionIndex(region.name) >= 0) return r.Error(StrCat("region '", region.name, "' is defined twice"));
+      TIDE_RETURN_IF_ERROR(Opt(r, "egress_per_gb", &region.egress_per_gb, [](const Field& x) { return x.Number(0, 1e6); }));
+      c.cluster.regions.push_back(std::move(region));
+    }
+  }
   if (auto j = top.Get("jobs")) TIDE_RETURN_IF_ERROR(ParseJobDefaults(*j, &c.jobs));
   TIDE_RETURN_IF_ERROR(Opt(top, "currency", &c.cluster.currency, [](const Field& x) { return x.String(); }));
 
@@ -630,6 +645,12 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
     Field f = pools->At(i);
     TIDE_RETURN_IF_ERROR(ParsePool(f, types, &p));
     if (c.cluster.PoolIndex(p.name) >= 0) return f.Error(StrCat("pool '", p.name, "' is defined twice"));
+    if (!c.cluster.regions.empty() && c.cluster.RegionIndex(p.region) < 0) {
+      std::vector<std::string> names;
+      for (const auto& r : c.cluster.regions) names.push_back(r.name);
+      return (f.Get("region") ? *f.Get("region") : f)
+          .Error(StrCat("region '", p.region, "' is not under `regions:` (", StrJoin(names, ", "), ")"));
+    }
     c.cluster.pools.push_back(std::move(p));
   }
 

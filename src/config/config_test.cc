@@ -269,7 +269,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"EmptyFile", "", "bad.yaml: ", "the file is empty"},
         BadConfigCase{"NotAMapping", "just some words\n", "bad.yaml:1:1: expected a mapping", "(key: value lines)"},
         BadConfigCase{"UnknownTopLevelKey", "currency: CNY\npool:\n" GOOD_POOL, "bad.yaml:2:1: ",
-                      "pool: unknown field (did you mean 'pools'?); expected one of: currency, simulation, jobs, instance_types, pools"},
+                      "pool: unknown field (did you mean 'pools'?); expected one of: currency, simulation, jobs, regions, instance_types, pools"},
         BadConfigCase{"UnknownPoolKey",
                       "pools:\n" GOOD_POOL "  - name: b\n    instance_type: {gpus: 8}\n    price_per_hour: 1\n"
                       "    max_node: 4\n",

@@ -33,6 +33,8 @@ CostSummary Ledger::Summarize(Timestamp from, Timestamp until) const {
     s.gpu_hours_paid += hours * pool.type.gpus;
     s.gpu_hours_paid_by_tier[tier] += hours * pool.type.gpus;
   }
+  s.egress = egress_;
+  s.total += egress_;
   return s;
 }
 

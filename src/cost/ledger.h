@@ -17,6 +17,7 @@ struct CostSummary {
   std::vector<double> by_pool;
   double gpu_hours_paid = 0;
   std::array<double, model::kNumTiers> gpu_hours_paid_by_tier{};
+  double egress = 0;  // data transfer between regions (included in total)
 };
 
 class Ledger {
@@ -27,6 +28,9 @@ class Ledger {
   size_t Open(int pool, Timestamp start);
   // Closes it (the node was released or failed).
   void Close(size_t handle, Timestamp end);
+
+  // Data transfer charged to the run of a job.
+  void AddEgress(double amount) { egress_ += amount; }
 
   // Everything billed in [from, until]: open intervals are billed up to
   // `until`, and nothing after `until` is billed.
@@ -40,6 +44,7 @@ class Ledger {
   };
   const model::ClusterSpec* spec_;
   std::vector<Interval> intervals_;
+  double egress_ = 0;
 };
 
 }  // namespace tide::cost

@@ -57,6 +57,23 @@ int ClusterSpec::PriorityClassIndex(std::string_view name) const {
   return -1;
 }
 
+int ClusterSpec::RegionIndex(std::string_view name) const {
+  for (size_t i = 0; i < regions.size(); ++i) {
+    if (regions[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+double ClusterSpec::EgressCost(const JobSpec& job, int pool) const {
+  if (job.data_region.empty() || (job.data_gb <= 0 && job.output_gb <= 0)) return 0;
+  const std::string& there = pools[pool].region;
+  if (there == job.data_region) return 0;
+  const int home = RegionIndex(job.data_region), away = RegionIndex(there);
+  const double out_of_home = home >= 0 ? regions[home].egress_per_gb : 0;
+  const double out_of_away = away >= 0 ? regions[away].egress_per_gb : 0;
+  return job.data_gb * out_of_home + job.output_gb * out_of_away;
+}
+
 int ClusterSpec::MaxGpusPerNode() const {
   int m = 0;
   for (const auto& p : pools) m = std::max(m, p.type.gpus);

@@ -65,16 +65,30 @@ struct PriorityClass {
   bool protect = false;
 };
 
+struct JobSpec;
+
+// A region and what moving data across its border costs (MISSION 9).
+struct Region {
+  std::string name;
+  double egress_per_gb = 0;  // per GB leaving or entering it, in ClusterSpec::currency
+};
+
 // Everything about the cluster that does not change while it runs.
 struct ClusterSpec {
   std::string currency = "CNY";
   std::vector<NodePool> pools;
+  std::vector<Region> regions;  // may be empty: no egress charges
   std::vector<PriorityClass> priority_classes;
   int default_priority_class = 0;
 
   // Index of a pool or priority class by name, or -1.
   int PoolIndex(std::string_view name) const;
   int PriorityClassIndex(std::string_view name) const;
+  int RegionIndex(std::string_view name) const;
+  // What a run of `job` on `pool` costs in data transfer: its input read
+  // from its home region and its output sent back, priced by the region
+  // the data leaves. 0 when the pool is in the job's home region.
+  double EgressCost(const JobSpec& job, int pool) const;
   // The largest GPUs-per-node of any pool (0 if there are none).
   int MaxGpusPerNode() const;
 };
@@ -146,6 +160,11 @@ struct JobSpec {
   int io_bound_workers = 0;
   JobPhases phases;
   CheckpointPolicy checkpoint;
+  // Where the job's data lives (a region name; empty: anywhere, no egress),
+  // what it reads per run and what it sends back (checkpoints, parameters).
+  std::string data_region;
+  double data_gb = 0;
+  double output_gb = 0;
 
   int gpus() const { return gpus_per_worker * workers; }
   bool elastic() const { return max_workers > min_workers && min_workers > 0; }

@@ -71,6 +71,9 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
     row(StrCat("    ", model::TierName(static_cast<model::Tier>(t))),
         [t](const PolicyResult& r) { return Money(r.cost.by_tier[t]); });
   }
+  if (std::any_of(results.begin(), results.end(), [](const PolicyResult& r) { return r.cost.egress > 0; })) {
+    row("    egress (data transfer)", [](const PolicyResult& r) { return Money(r.cost.egress); });
+  }
   section("GPU-hours");
   row("  paid", [](const PolicyResult& r) { return Money(r.cost.gpu_hours_paid); });
   row("  busy", [](const PolicyResult& r) { return Money(r.gpu_hours_busy); });
@@ -192,6 +195,7 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, cons
       tiers[std::string(model::TierName(static_cast<model::Tier>(t)))] = Round(r.cost.by_tier[t], 0.01);
     }
     p["cost_by_tier"] = tiers;
+    p["cost_egress"] = Round(r.cost.egress, 0.01);
     nlohmann::ordered_json pools;
     for (size_t i = 0; i < spec.pools.size() && i < r.cost.by_pool.size(); ++i) {
       pools[spec.pools[i].name] = Round(r.cost.by_pool[i], 0.01);

@@ -8,18 +8,22 @@ bool Eligible(const model::NodePool& pool, const model::JobSpec& job) {
   return true;
 }
 
-std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job) {
+std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job,
+                                          bool data_first) {
   using model::Tier;
   const Tier order_preemptible[] = {Tier::kSpot, Tier::kReserved, Tier::kOnDemand};
   const Tier order_other[] = {Tier::kReserved, Tier::kOnDemand, Tier::kSpot};
   const Tier* order = job.preemptible && !job.is_protected ? order_preemptible : order_other;
   std::vector<PoolMask> groups;
   for (int i = 0; i < model::kNumTiers; ++i) {
-    PoolMask m = 0;
+    PoolMask near = 0, far = 0;
     for (size_t p = 0; p < spec.pools.size(); ++p) {
-      if (spec.pools[p].tier == order[i] && Eligible(spec.pools[p], job)) m |= PoolBit(static_cast<int>(p));
+      if (spec.pools[p].tier != order[i] || !Eligible(spec.pools[p], job)) continue;
+      const bool home = !data_first || job.data_region.empty() || spec.pools[p].region == job.data_region;
+      (home ? near : far) |= PoolBit(static_cast<int>(p));
     }
-    if (m != 0) groups.push_back(m);
+    if (near != 0) groups.push_back(near);
+    if (far != 0) groups.push_back(far);
   }
   return groups;
 }

@@ -24,8 +24,11 @@ bool Eligible(const model::NodePool& pool, const model::JobSpec& job);
 // 6: core work on the reserved base, interruptible work on spot):
 //   preemptible jobs: spot, then reserved, then on-demand;
 //   other jobs:       reserved, then on-demand.
+// Within each tier, with `data_first`, pools in the job's data region come
+// before the others (MISSION 9: data-heavy jobs stay near their data).
 // Empty groups are left out.
-std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job);
+std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job,
+                                          bool data_first = true);
 
 }  // namespace tide::sched
 

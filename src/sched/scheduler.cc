@@ -173,7 +173,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     const int w = static_cast<int>(std::min<int64_t>(job->spec.workers, slots));
     if (w >= job->spec.MinWorkers()) {
       shares.clear();
-      const std::vector<PoolMask> preference = PlacementPreference(spec, job->spec);
+      const std::vector<PoolMask> preference = PlacementPreference(spec, job->spec, options_.egress_aware);
       if (!head) {
         snap.PlacePreferring(preference, g, w, &shares);
         emit(*job, false);

@@ -30,6 +30,8 @@ struct SchedulerOptions {
   // Allocate jobs onto nodes that are still booting; the job starts once they
   // have joined. This is how Slurm treats powered-down cloud nodes.
   bool place_on_provisioning = false;
+  // Place jobs in their data's region first (MISSION 9).
+  bool egress_aware = true;
 };
 
 struct Placement {

@@ -318,6 +318,9 @@ void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration s
 void Simulator::StartRun(Job& job, Timestamp now) {
   SimJob& sj = sim_jobs_[job.id];
   job.started = now;
+  if (!job.alloc.empty()) {
+    if (const Node* n = FindNode(job.alloc.front().node)) ledger_.AddEgress(spec_->EgressCost(job.spec, n->pool));
+  }
   sj.segments.clear();
   NewSegment(job, now, job.saved, StartupFor(job.spec));
   if (!sj.started_once) {

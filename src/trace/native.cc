@@ -15,7 +15,7 @@ const std::vector<std::string>& KnownColumns() {
       "priority", "preemptible", "protected", "team",
       // optional: elasticity, phases and checkpoints
       "min_workers", "max_workers", "async", "io_bound_workers", "load", "train_util", "eval_share",
-      "checkpoint_interval", "checkpoint_cost"};
+      "checkpoint_interval", "checkpoint_cost", "data_region", "data_gb", "output_gb"};
   return *cols;
 }
 
@@ -183,6 +183,17 @@ class NativeReader final : public TraceReader {
     TIDE_RETURN_IF_ERROR(share("train_util", &job->phases.train_util));
     TIDE_RETURN_IF_ERROR(share("eval_share", &job->phases.eval_share));
     TIDE_RETURN_IF_ERROR(duration("checkpoint_interval", &job->checkpoint.interval));
+    job->data_region = std::string(get("data_region"));
+    for (auto [name, out] : {std::pair{"data_gb", &job->data_gb}, {"output_gb", &job->output_gb}}) {
+      if (const auto v = get(name); !v.empty()) {
+        TIDE_ASSIGN_OR_RETURN(*out, csv_->Double(name, v));
+        if (*out < 0) return csv_->FieldError(name, "must be >= 0");
+      }
+    }
+    if (!job->data_region.empty() && !options_.spec->regions.empty() &&
+        options_.spec->RegionIndex(job->data_region) < 0) {
+      return csv_->FieldError("data_region", StrCat("no region named '", job->data_region, "' in the configuration"));
+    }
     TIDE_RETURN_IF_ERROR(duration("checkpoint_cost", &job->checkpoint.cost));
     if (job->min_workers > 0 || job->max_workers > 0) {
       if (job->min_workers < 1 || job->max_workers < job->min_workers || job->workers < job->min_workers ||

@@ -7,7 +7,7 @@ namespace tide::autoscale {
 
 double ScaleUpOption::CostPerUsedGpuHour() const {
   if (useful_gpus <= 0) return nodes == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-  return cost_per_hour / static_cast<double>(useful_gpus);
+  return (cost_per_hour + egress_per_hour) / static_cast<double>(useful_gpus);
 }
 
 double ScaleUpOption::Waste() const {
@@ -50,6 +50,10 @@ ScaleUpOption BinpackingEstimator::Estimate(const model::ClusterSpec& spec, int 
     shares.clear();
     snap->Place(d.pools, g, place, &shares);
     opt.served.emplace_back(static_cast<int>(i), place);
+    if (egress_aware_) {
+      const double hours = std::max(1.0, static_cast<double>(d.job->spec.runtime.count()) / 3600.0);
+      opt.egress_per_hour += spec.EgressCost(d.job->spec, pool) / hours;
+    }
   }
   for (int s = first_new_slot; s < snap->size(); ++s) {
     opt.useful_gpus += snap->gpus(s) - snap->free(s);

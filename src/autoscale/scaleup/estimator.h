@@ -34,6 +34,9 @@ struct ScaleUpOption {
   int64_t useful_gpus = 0;  // GPUs the served jobs use on the new nodes
   int64_t new_gpus = 0;     // GPUs of the new nodes
   double cost_per_hour = 0;
+  // Data transfer the served jobs would cost here, spread over their run
+  // times (0 unless egress-aware).
+  double egress_per_hour = 0;
 
   // Hourly cost per GPU that is actually used; infinite when none is.
   double CostPerUsedGpuHour() const;
@@ -43,7 +46,8 @@ struct ScaleUpOption {
 
 class BinpackingEstimator {
  public:
-  explicit BinpackingEstimator(bool gang_aware) : gang_aware_(gang_aware) {}
+  explicit BinpackingEstimator(bool gang_aware, bool egress_aware = true)
+      : gang_aware_(gang_aware), egress_aware_(egress_aware) {}
 
   // Packs `demands` onto `snap` plus at most `max_new_nodes` new nodes of
   // `pool` (whose ids count down from *next_template_id). Mutates `snap`:
@@ -54,6 +58,7 @@ class BinpackingEstimator {
 
  private:
   bool gang_aware_;
+  bool egress_aware_;
 };
 
 }  // namespace tide::autoscale

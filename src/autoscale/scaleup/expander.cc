@@ -41,6 +41,10 @@ class LeastCostExpander final : public Expander {
     return KeepMin(options, [](const ScaleUpOption& o) { return o.CostPerUsedGpuHour(); });
   }
   std::string Explain(const ScaleUpOption& o, const ExpanderContext& ctx) const override {
+    if (o.egress_per_hour > 0) {
+      return fmt::format("least-cost: {:.4g} {} per used GPU-hour, data transfer included", o.CostPerUsedGpuHour(),
+                         ctx.spec.currency);
+    }
     return fmt::format("least-cost: {:.4g} {} per used GPU-hour", o.CostPerUsedGpuHour(), ctx.spec.currency);
   }
 };

@@ -159,7 +159,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     return;
   }
 
-  BinpackingEstimator estimator(o_.gang_aware);
+  BinpackingEstimator estimator(o_.gang_aware, o_.egress_aware);
   sched::CapacitySnapshot& snap = *ctx->snap;
   model::NodeId next_template_id = -1;
   int pools_grown = 0;

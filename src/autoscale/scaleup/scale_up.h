@@ -36,6 +36,8 @@ struct ScaleUpOptions {
   // pool that can grow. Zero turns it off (cluster-autoscaler and Slurm do not
   // look at job run times).
   std::optional<Duration> release_lookahead;
+  // Count the data transfer a pool's region would cost the jobs (MISSION 9).
+  bool egress_aware = true;
 };
 
 struct TierOptions {
