@@ -13,6 +13,7 @@
 #include "autoscale/scaleup/estimator.h"
 #include "core/time.h"
 #include "model/cluster.h"
+#include "sched/slices.h"
 #include "sched/snapshot.h"
 
 namespace tide::autoscale {
@@ -40,6 +41,7 @@ struct PassContext {
   // The what-if: free GPUs of ready and booting nodes, plus GPUs that running
   // and stopping jobs give back within the release lookahead.
   std::unique_ptr<sched::CapacitySnapshot> snap;
+  sched::SliceSnapshot slices;  // partly used MIG GPUs, beside `snap`
   absl::flat_hash_map<model::NodeId, int> slot_of;
 
   // Pending jobs that still need capacity after the what-if (in queue order).

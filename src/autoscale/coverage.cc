@@ -78,10 +78,22 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     }
   }
 
+  ctx->slices.AddFrom(state, ctx->slot_of);
+
   // Pending jobs that already fit need nothing bought.
   std::vector<sched::SlotShare> shares;
   for (const model::Job* j : ctx->pending) {
     Demand d{j, sched::EligiblePools(spec, j->spec), j->spec.workers};
+    if (j->spec.slice_units > 0) {
+      Claim c{j->id, {}};
+      if (sched::PlaceSliceJob(spec, j->spec, &ctx->slices, &snap, &c.shares)) {
+        for (const auto& sh : c.shares) ctx->needed.insert(sh.node);
+        plan->covered.push_back(std::move(c));
+      } else {
+        ctx->demands.push_back(d);
+      }
+      continue;
+    }
     const int g = j->spec.gpus_per_worker;
     const int64_t slots = snap.Slots(d.pools, g);
     int fit = 0;

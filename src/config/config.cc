@@ -236,7 +236,19 @@ Status ParseBootDelay(const Field& f, model::BootDelay* b) {
 
 Status ParsePool(const Field& f, const std::vector<model::InstanceType>& types, model::NodePool* p) {
   TIDE_RETURN_IF_ERROR(f.OnlyKeys({"name", "instance_type", "tier", "region", "price_per_hour", "min_nodes",
-                                   "max_nodes", "nodes", "boot_delay", "priority"}));
+                                   "max_nodes", "nodes", "boot_delay", "priority", "mig"}));
+  if (auto m = f.Get("mig")) {
+    TIDE_RETURN_IF_ERROR(m->OnlyKeys({"profiles", "reconfigure"}));
+    auto profiles = m->Get("profiles");
+    if (!profiles) return m->Error("give the MIG profiles the pool offers, e.g. [1g.10gb, 2g.20gb, 3g.40gb, 7g.80gb]");
+    TIDE_ASSIGN_OR_RETURN(p->mig.profiles, profiles->StringList());
+    for (const auto& name : p->mig.profiles) {
+      if (model::SliceUnits(name) == 0) {
+        return profiles->Error(StrCat("'", name, "' is not a MIG profile; write <n>g.<m>gb with n in 1, 2, 3, 4, 7"));
+      }
+    }
+    TIDE_RETURN_IF_ERROR(Opt(*m, "reconfigure", &p->mig.reconfigure, [](const Field& x) { return x.Dur(); }));
+  }
   auto name = f.Get("name");
   if (!name) return f.Error("a pool needs a name");
   TIDE_ASSIGN_OR_RETURN(p->name, name->String());

@@ -57,6 +57,25 @@ int ClusterSpec::PriorityClassIndex(std::string_view name) const {
   return -1;
 }
 
+bool MigConfig::Offers(int units) const {
+  for (const auto& p : profiles) {
+    if (SliceUnits(p) == units) return true;
+  }
+  return false;
+}
+
+int SliceUnits(std::string_view profile) {
+  // "<n>g.<m>gb"
+  const size_t g = profile.find('g');
+  if (g == 0 || g == std::string_view::npos || g + 1 >= profile.size() || profile[g + 1] != '.') return 0;
+  int n = 0;
+  for (size_t i = 0; i < g; ++i) {
+    if (profile[i] < '0' || profile[i] > '9') return 0;
+    n = n * 10 + (profile[i] - '0');
+  }
+  return (n == 1 || n == 2 || n == 3 || n == 4 || n == 7) ? n : 0;
+}
+
 int ClusterSpec::RegionIndex(std::string_view name) const {
   for (size_t i = 0; i < regions.size(); ++i) {
     if (regions[i].name == name) return static_cast<int>(i);

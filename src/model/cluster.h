@@ -44,6 +44,23 @@ struct BootDelay {
   std::string Describe() const;
 };
 
+// GPU slicing (NVIDIA MIG) on a pool's GPUs: each GPU has
+// `units_per_gpu` compute units (7 on A100 and H100) that slice profiles
+// take whole numbers of (1g.10gb = 1, 2g.20gb = 2, 3g.40gb = 3, 7g.80gb = 7).
+// Changing a GPU between whole use and slices takes `reconfigure`.
+struct MigConfig {
+  std::vector<std::string> profiles;  // empty: the pool does not slice
+  int units_per_gpu = 7;
+  Duration reconfigure = Minutes(2);
+  bool enabled() const { return !profiles.empty(); }
+  // True when the pool offers a profile of `units` compute units.
+  bool Offers(int units) const;
+};
+
+// The compute units of a MIG profile name ("3g.40gb" -> 3), or 0 if it is
+// not one.
+int SliceUnits(std::string_view profile);
+
 struct NodePool {
   std::string name;
   InstanceType type;
@@ -54,6 +71,7 @@ struct NodePool {
   int max_nodes = 50;
   BootDelay boot_delay;
   int priority = 0;  // the priority expander prefers pools with a higher value
+  MigConfig mig;
 };
 
 // A named priority. Higher `value` is scheduled first. `preemptible` and
@@ -113,6 +131,10 @@ struct Node {
   int free_gpus = 0;
   // The provider has given notice: it reclaims this (spot) node at this time.
   Timestamp reclaim_at = kInfiniteFuture;
+  // MIG pools only: free compute units and layout (1 = sliced) of each GPU.
+  // A GPU counts in free_gpus only while all its units are free.
+  std::vector<uint8_t> slice_free;
+  std::vector<uint8_t> sliced;
 
   bool idle() const { return free_gpus == gpus; }
 };
@@ -158,6 +180,10 @@ struct JobSpec {
   // Beyond this many workers the job's input pipeline cannot keep up: more
   // workers add no throughput and each GPU waits (0: no such limit).
   int io_bound_workers = 0;
+  // A job that asks for a GPU slice per worker: its MIG profile and compute
+  // units (gpus_per_worker is then 1). 0: whole GPUs.
+  std::string slice;
+  int slice_units = 0;
   JobPhases phases;
   CheckpointPolicy checkpoint;
   // Where the job's data lives (a region name; empty: anywhere, no egress),
@@ -167,6 +193,10 @@ struct JobSpec {
   double output_gb = 0;
 
   int gpus() const { return gpus_per_worker * workers; }
+  // GPUs' worth of demand: a slice counts its share of a GPU.
+  double GpuEquivalents(int units_per_gpu = 7) const {
+    return slice_units > 0 ? static_cast<double>(slice_units) * workers / units_per_gpu : gpus();
+  }
   bool elastic() const { return max_workers > min_workers && min_workers > 0; }
   int MinWorkers() const { return elastic() ? min_workers : workers; }
   int MaxWorkers() const { return elastic() ? max_workers : workers; }
@@ -181,6 +211,11 @@ std::string_view JobStateName(JobState state);
 struct NodeShare {
   NodeId node = 0;
   int workers = 0;
+  // Slice jobs: one share per worker, on GPU `gpu` of the node, `units` units.
+  int gpu = -1;
+  int units = 0;
+  // Whole GPUs on a MIG node: which ones (bit g = GPU g). Set by the driver.
+  uint64_t gpu_mask = 0;
   bool operator==(const NodeShare&) const = default;
 };
 

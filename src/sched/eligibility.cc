@@ -1,9 +1,13 @@
 #include "sched/eligibility.h"
 
+#include "sched/slices.h"
+
 namespace tide::sched {
 
 bool Eligible(const model::NodePool& pool, const model::JobSpec& job) {
   if (pool.type.gpus < job.gpus_per_worker) return false;
+  // A slice goes on a MIG pool that offers its profile, or takes a whole GPU elsewhere.
+  if (job.slice_units > 0 && pool.mig.enabled() && !pool.mig.Offers(job.slice_units)) return false;
   if (pool.tier == model::Tier::kSpot && (!job.preemptible || job.is_protected)) return false;
   return true;
 }
@@ -26,6 +30,40 @@ std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const 
     if (far != 0) groups.push_back(far);
   }
   return groups;
+}
+
+PoolMask MigPools(const model::ClusterSpec& spec, PoolMask mask) {
+  PoolMask out = 0;
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    if ((mask & PoolBit(static_cast<int>(p))) && spec.pools[p].mig.enabled()) out |= PoolBit(static_cast<int>(p));
+  }
+  return out;
+}
+
+bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, SliceSnapshot* slices,
+                   CapacitySnapshot* capacity, std::vector<model::NodeShare>* out) {
+  const PoolMask mask = EligiblePools(spec, job);
+  const PoolMask mig = MigPools(spec, mask), whole = mask & ~mig;
+  // Dry run on copies first, so a job that does not fit changes nothing.
+  SliceSnapshot s = *slices;
+  CapacitySnapshot::Fork fork(capacity);
+  std::vector<model::NodeShare> shares;
+  std::vector<SlotShare> placed;
+  for (int w = 0; w < job.workers; ++w) {
+    if (auto pick = s.Find(mig, job.slice_units, *capacity)) {
+      s.Take(*pick, job.slice_units, capacity);
+      shares.push_back({capacity->id(pick->slot), 1, pick->gpu, job.slice_units});
+      continue;
+    }
+    if (capacity->Slots(whole, 1) < 1) return false;
+    placed.clear();
+    capacity->Place(whole, 1, 1, &placed);
+    shares.push_back({capacity->id(placed[0].slot), 1});
+  }
+  fork.Commit();
+  *slices = std::move(s);
+  out->insert(out->end(), shares.begin(), shares.end());
+  return true;
 }
 
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job) {

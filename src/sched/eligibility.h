@@ -13,9 +13,22 @@ namespace tide::sched {
 
 // The pools whose nodes can hold one worker of `job`:
 //   - a node must have at least gpus_per_worker GPUs;
+//   - a slice job runs on MIG pools that offer its profile, or on pools
+//     that do not slice (taking a whole GPU);
 //   - spot capacity hosts only preemptible jobs that are not protected, so a
 //     high-priority (non-preemptible) job never lands on spot (MISSION 6).
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
+
+// The MIG pools among `mask`.
+PoolMask MigPools(const model::ClusterSpec& spec, PoolMask mask);
+
+// Places the slice job `job` (slice_units > 0) on `slices` and `capacity`:
+// each worker on a MIG GPU if one has room, else on a whole GPU of a pool
+// that does not slice. Appends one NodeShare per worker (gpu -1 for a GPU
+// the caller picks). False, with nothing changed, if it does not fit.
+class SliceSnapshot;
+bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, SliceSnapshot* slices,
+                   CapacitySnapshot* capacity, std::vector<model::NodeShare>* out);
 
 // True when `job` may run on `pool`.
 bool Eligible(const model::NodePool& pool, const model::JobSpec& job);

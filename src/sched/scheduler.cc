@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "sched/eligibility.h"
 #include "sched/queue.h"
+#include "sched/slices.h"
 #include "sched/snapshot.h"
 
 namespace tide::sched {
@@ -103,7 +104,11 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     slot_of[n->id] = static_cast<int>(pool_of.size());
     pool_of.push_back(n->pool);
   }
-  if (snap.total_free() == 0) return out;
+  bool any_mig = false;
+  for (const auto& p : spec.pools) any_mig |= p.mig.enabled();
+  SliceSnapshot slices;
+  if (any_mig) slices.AddFrom(state, slot_of, placeable_slots);
+  if (snap.total_free() == 0 && !any_mig) return out;
 
   // Releases in time order, computed once and only if some job is blocked.
   std::optional<std::vector<Release>> releases;
@@ -113,6 +118,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     for (const auto& j : state.jobs) {
       if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
       for (const auto& sh : j.alloc) {
+        if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
         auto it = slot_of.find(sh.node);
         if (it == slot_of.end() || it->second >= placeable_slots) continue;
         releases->push_back({std::max(j.expected_end, now), it->second, sh.workers * j.spec.gpus_per_worker});
@@ -164,7 +170,34 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   };
 
   for (const Job* job : pending) {
-    if (snap.total_free() == 0) break;
+    if (snap.total_free() == 0 && !any_mig) break;
+    if (job->spec.slice_units > 0) {
+      // Slices never hold a reservation; behind a head they may take only
+      // what leaves the head's start alone.
+      std::vector<model::NodeShare> ns;
+      CapacitySnapshot::Fork fork(&snap);
+      const SliceSnapshot before = slices;
+      if (!PlaceSliceJob(spec, job->spec, &slices, &snap, &ns)) continue;
+      bool ok = true;
+      if (head) {
+        std::vector<SlotShare> whole;
+        for (const auto& sh : ns) {
+          if (sh.gpu < 0) whole.push_back({slot_of.at(sh.node), 1});
+        }
+        ok = head->Admit(*job, whole, now);
+      }
+      if (!ok) {
+        slices = before;
+        continue;
+      }
+      fork.Commit();
+      Placement p;
+      p.job = job->id;
+      p.backfilled = head.has_value();
+      p.shares = std::move(ns);
+      out.placements.push_back(std::move(p));
+      continue;
+    }
     const PoolMask mask = EligiblePools(spec, job->spec);
     const int g = job->spec.gpus_per_worker;
     // An elastic job starts with as many workers as fit, up to its requested

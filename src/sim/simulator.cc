@@ -183,7 +183,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
     }
     case EventKind::kJobStart: {
       Job* j = FindJob(e.a);
-      if (j != nullptr && j->state == JobState::kStarting) {
+      if (j != nullptr && j->state == JobState::kStarting && j->expected_end - j->spec.runtime <= e.time) {
         StartRun(*j, e.time);
         *changed = true;
       }
@@ -233,22 +233,90 @@ Status Simulator::RunScheduler(Timestamp now) {
   return OkStatus();
 }
 
+Status Simulator::TakeMigGpus(const Job& job, Node& n, model::NodeShare* share, bool* reconfigure) {
+  const int units_per_gpu = spec_->pools[n.pool].mig.units_per_gpu;
+  const int gpus = static_cast<int>(n.slice_free.size());
+  if (share->units > 0) {
+    // A slice: the fullest sliced GPU in use with room, else a free sliced
+    // GPU, else a free whole-layout GPU (reconfigured) -- the what-if's rule.
+    int best = -1;
+    for (int g = 0; g < gpus; ++g) {
+      const int f = n.slice_free[g];
+      if (n.sliced[g] && f >= share->units && f < units_per_gpu && (best < 0 || f < n.slice_free[best])) best = g;
+    }
+    for (int pass = 0; best < 0 && pass < 2; ++pass) {
+      for (int g = 0; g < gpus && best < 0; ++g) {
+        if (n.slice_free[g] == units_per_gpu && (n.sliced[g] != 0) == (pass == 0)) best = g;
+      }
+    }
+    if (best < 0) return absl::InternalError(StrCat("no GPU slice left on ", n.name, " for job ", job.spec.name));
+    if (n.slice_free[best] == units_per_gpu) {
+      --n.free_gpus;
+      if (!n.sliced[best]) *reconfigure = true;
+    }
+    n.sliced[best] = 1;
+    n.slice_free[best] = static_cast<uint8_t>(n.slice_free[best] - share->units);
+    share->gpu = best;
+    return OkStatus();
+  }
+  // Whole GPUs: whole-layout ones first, then sliced ones (reconfigured).
+  int need = share->workers * job.spec.gpus_per_worker;
+  share->gpu_mask = 0;
+  for (int pass = 0; pass < 2 && need > 0; ++pass) {
+    for (int g = 0; g < gpus && need > 0; ++g) {
+      if (n.slice_free[g] != units_per_gpu || (n.sliced[g] != 0) != (pass == 1)) continue;
+      if (n.sliced[g]) *reconfigure = true;
+      n.sliced[g] = 0;
+      n.slice_free[g] = 0;
+      share->gpu_mask |= uint64_t{1} << g;
+      --need;
+    }
+  }
+  if (need > 0) return absl::InternalError(StrCat("scheduler over-allocated node ", n.name, " for job ", job.spec.name));
+  n.free_gpus -= share->workers * job.spec.gpus_per_worker;
+  return OkStatus();
+}
+
+void Simulator::ReturnGpus(const Job& job, Node& n, const model::NodeShare& share) {
+  if (n.slice_free.empty()) {
+    n.free_gpus += share.workers * job.spec.gpus_per_worker;
+    return;
+  }
+  const int units_per_gpu = spec_->pools[n.pool].mig.units_per_gpu;
+  if (share.units > 0) {
+    n.slice_free[share.gpu] = static_cast<uint8_t>(n.slice_free[share.gpu] + share.units);
+    if (n.slice_free[share.gpu] == units_per_gpu) ++n.free_gpus;
+    return;
+  }
+  for (int g = 0; g < static_cast<int>(n.slice_free.size()); ++g) {
+    if (share.gpu_mask >> g & 1) n.slice_free[g] = static_cast<uint8_t>(units_per_gpu);
+  }
+  n.free_gpus += share.workers * job.spec.gpus_per_worker;
+}
+
 Status Simulator::ApplyPlacement(const sched::Placement& p, Timestamp now) {
   Job* job = FindJob(p.job);
   if (job == nullptr || job->state != JobState::kPending) {
     return absl::InternalError(StrCat("scheduler placed job ", p.job, ", which is not pending"));
   }
   int workers = 0;
-  bool all_ready = true;
+  bool all_ready = true, reconfigure = false;
   Timestamp last_ready = now;
   std::vector<std::string> where;
-  for (const auto& sh : p.shares) {
+  std::vector<model::NodeShare> shares = p.shares;
+  for (auto& sh : shares) {
     Node* n = FindNode(sh.node);
-    const int gpus = sh.workers * job->spec.gpus_per_worker;
+    const bool slice_here = sh.units > 0 && n != nullptr && !n->slice_free.empty();
+    if (!slice_here) sh.units = 0;  // a slice job on a GPU of a pool that does not slice takes it whole
+    const int gpus = slice_here ? 0 : sh.workers * job->spec.gpus_per_worker;
     if (n == nullptr || n->free_gpus < gpus || n->state == NodeState::kDraining) {
       return absl::InternalError(StrCat("scheduler over-allocated node ", sh.node, " for job ", job->spec.name));
     }
-    n->free_gpus -= gpus;
+    if (!n->slice_free.empty()) {
+      TIDE_RETURN_IF_ERROR(TakeMigGpus(*job, *n, &sh, &reconfigure));
+    } else {
+      n->free_gpus -= gpus;
+    }
     n->idle_since = kInfiniteFuture;
     forecast_nodes_.erase(n->id);
     if (n->state != NodeState::kReady) {
@@ -256,30 +324,44 @@ Status Simulator::ApplyPlacement(const sched::Placement& p, Timestamp now) {
       last_ready = std::max(last_ready, n->ready_at);
     }
     workers += sh.workers;
-    if (options_.record_decisions && options_.log_job_starts) where.push_back(StrCat(n->name, ":", sh.workers));
+    if (options_.record_decisions && options_.log_job_starts) {
+      where.push_back(sh.units > 0 ? StrCat(n->name, ":gpu", sh.gpu, ":", job->spec.slice) : StrCat(n->name, ":", sh.workers));
+    }
   }
   if (workers < job->spec.MinWorkers() || workers > job->spec.MaxWorkers()) {
     return absl::InternalError(
         StrCat("scheduler placed ", workers, " workers of job ", job->spec.name, ", outside ",
                job->spec.MinWorkers(), "..", job->spec.MaxWorkers()));
   }
-  job->alloc = p.shares;
+  job->alloc = std::move(shares);
   job->workers = workers;
   job->started = now;
   if (p.backfilled) ++result_.jobs_backfilled;
   if (options_.record_decisions && options_.log_job_starts) {
     const bool restart = job->restarts > 0;
     Log(now, all_ready ? (restart ? "restart" : "start") : "allocate",
-        StrCat(job->spec.name, " (", workers, "x", job->spec.gpus_per_worker, " GPUs) on ", StrJoin(where, ","),
-               ": waited ", FormatDuration(now - job->spec.submit), p.backfilled ? ", backfilled" : "",
+        StrCat(job->spec.name, " (", workers, "x",
+               job->spec.slice_units > 0 ? job->spec.slice : StrCat(job->spec.gpus_per_worker, " GPUs"), ") on ",
+               StrJoin(where, ","), ": waited ", FormatDuration(now - job->spec.submit),
+               p.backfilled ? ", backfilled" : "",
                restart ? StrCat(", resumes at ", static_cast<int64_t>(job->saved), "s of work") : "",
-               all_ready ? "" : ", waits for its nodes to boot"));
+               all_ready ? "" : ", waits for its nodes to boot",
+               reconfigure ? ", after its GPUs' slice layout is reconfigured" : ""));
   }
-  if (all_ready) {
+  if (all_ready && !reconfigure) {
     StartRun(*job, now);
   } else {
     job->state = JobState::kStarting;
-    job->expected_end = AlignUp(last_ready, t0_, policy_.start_tick) + job->spec.runtime;
+    Timestamp at = AlignUp(last_ready, t0_, policy_.start_tick);
+    if (reconfigure) {
+      Duration r{0};
+      for (const auto& sh : job->alloc) {
+        if (const Node* n = FindNode(sh.node)) r = std::max(r, spec_->pools[n->pool].mig.reconfigure);
+      }
+      at = std::max(at, now + r);
+      if (all_ready) queue_.Push(at, EventKind::kJobStart, job->id);
+    }
+    job->expected_end = at + job->spec.runtime;
   }
   return OkStatus();
 }
@@ -355,7 +437,9 @@ void Simulator::MaybeStartAfterBoot(Timestamp now) {
 // segments up to `now` to the figures.
 void Simulator::CloseSegments(const Job& job, Timestamp now) {
   const SimJob& sj = sim_jobs_[job.id];
-  const int gpus = job.Workers() * job.spec.gpus_per_worker;
+  const double gpus = job.spec.slice_units > 0
+                          ? static_cast<double>(job.Workers()) * job.spec.slice_units / 7.0
+                          : static_cast<double>(job.Workers()) * job.spec.gpus_per_worker;
   for (size_t i = 0; i < sj.segments.size(); ++i) {
     const JobRun& seg = sj.segments[i];
     const Timestamp end = i + 1 < sj.segments.size() ? sj.segments[i + 1].start() : now;
@@ -367,14 +451,14 @@ void Simulator::CloseSegments(const Job& job, Timestamp now) {
       t = next;
     }
   }
-  busy_gpu_seconds_ += int64_t{gpus} * (now - job.started).count();
+  busy_gpu_seconds_ += gpus * static_cast<double>((now - job.started).count());
 }
 
 void Simulator::FreeAllocation(Job& job, Timestamp now) {
   for (const auto& sh : job.alloc) {
     Node* n = FindNode(sh.node);
     if (n == nullptr) continue;
-    n->free_gpus += sh.workers * job.spec.gpus_per_worker;
+    ReturnGpus(job, *n, sh);
     if (n->idle() && n->state == NodeState::kReady) n->idle_since = now;
   }
   const auto nodes = job.alloc;
@@ -451,7 +535,7 @@ void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
     saved = std::max(job.saved, seg.SavedAt(now));
   }
   const double lost = std::max(0.0, progress - saved);
-  result_.lost_work_gpu_hours += lost * job.spec.gpus() / 3600.0;
+  result_.lost_work_gpu_hours += lost * job.spec.GpuEquivalents() / 3600.0;
   result_.max_lost_work_s = std::max(result_.max_lost_work_s, lost);
   if (observer_) observer_->OnInterrupt(job, cause, lost, now);
   ++sj.epoch;
@@ -481,6 +565,10 @@ void Simulator::CreateNode(int pool, Timestamp now, bool forecast) {
   n.created = now;
   n.ready_at = now + provider_.BootDelay(p);
   n.gpus = n.free_gpus = p.type.gpus;
+  if (p.mig.enabled()) {
+    n.slice_free.assign(p.type.gpus, static_cast<uint8_t>(p.mig.units_per_gpu));
+    n.sliced.assign(p.type.gpus, 1);  // a MIG pool's node comes up laid out for slices
+  }
   queue_.Push(n.ready_at, EventKind::kNodeReady, n.id);
   bill_[n.id] = ledger_.Open(pool, now);
   if (forecast) {
@@ -668,8 +756,22 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
     if (n == nullptr || it == job->alloc.end() || it->workers < sh.workers) {
       return absl::InternalError(StrCat("resize removes workers job ", job->spec.name, " does not have"));
     }
+    if (!n->slice_free.empty()) {
+      // Give back the lowest GPUs of the share.
+      model::NodeShare part{sh.node, sh.workers};
+      int k = sh.workers * job->spec.gpus_per_worker;
+      for (int g = 0; g < 64 && k > 0; ++g) {
+        if (it->gpu_mask >> g & 1) {
+          part.gpu_mask |= uint64_t{1} << g;
+          it->gpu_mask &= ~(uint64_t{1} << g);
+          --k;
+        }
+      }
+      ReturnGpus(*job, *n, part);
+    } else {
+      n->free_gpus += sh.workers * job->spec.gpus_per_worker;
+    }
     it->workers -= sh.workers;
-    n->free_gpus += sh.workers * job->spec.gpus_per_worker;
     if (n->idle() && n->state == NodeState::kReady) n->idle_since = now;
   }
   std::erase_if(job->alloc, [](const auto& x) { return x.workers == 0; });
@@ -679,14 +781,21 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
     if (n == nullptr || n->state != NodeState::kReady || n->free_gpus < gpus) {
       return absl::InternalError(StrCat("resize over-allocates node ", sh.node, " for job ", job->spec.name));
     }
-    n->free_gpus -= gpus;
+    model::NodeShare added = sh;
+    if (!n->slice_free.empty()) {
+      bool reconfigure = false;  // a resize pauses the job anyway
+      TIDE_RETURN_IF_ERROR(TakeMigGpus(*job, *n, &added, &reconfigure));
+    } else {
+      n->free_gpus -= gpus;
+    }
     n->idle_since = kInfiniteFuture;
     forecast_nodes_.erase(n->id);
     auto it = std::find_if(job->alloc.begin(), job->alloc.end(), [&](const auto& x) { return x.node == sh.node; });
     if (it == job->alloc.end()) {
-      job->alloc.push_back(sh);
+      job->alloc.push_back(added);
     } else {
-      it->workers += sh.workers;
+      it->workers += added.workers;
+      it->gpu_mask |= added.gpu_mask;
     }
   }
   int workers = 0;

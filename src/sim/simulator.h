@@ -111,6 +111,10 @@ class Simulator {
   void RefreshJobs(Timestamp now);
   Status RunScheduler(Timestamp now);
   Status ApplyPlacement(const sched::Placement& p, Timestamp now);
+  // Takes GPUs for `share` of `job` on MIG node `n`, choosing them as the
+  // what-if did; sets *reconfigure if a GPU must change layout first.
+  Status TakeMigGpus(const model::Job& job, model::Node& n, model::NodeShare* share, bool* reconfigure);
+  void ReturnGpus(const model::Job& job, model::Node& n, const model::NodeShare& share);
   double Rate(const model::Job& job, int workers) const;
   model::JobPhases PhasesFor(const model::Job& job, int workers) const;
   void StartRun(model::Job& job, Timestamp now);
@@ -189,7 +193,7 @@ class Simulator {
   // Figures.
   std::vector<int64_t> waits_, jcts_;
   std::vector<std::vector<int64_t>> waits_by_class_, jcts_by_class_;
-  int64_t busy_gpu_seconds_ = 0;
+  double busy_gpu_seconds_ = 0;
   double util_gpu_seconds_ = 0;
   PolicyResult result_;
   int live_nodes_ = 0;

@@ -15,7 +15,7 @@ const std::vector<std::string>& KnownColumns() {
       "priority", "preemptible", "protected", "team",
       // optional: elasticity, phases and checkpoints
       "min_workers", "max_workers", "async", "io_bound_workers", "load", "train_util", "eval_share",
-      "checkpoint_interval", "checkpoint_cost", "data_region", "data_gb", "output_gb"};
+      "checkpoint_interval", "checkpoint_cost", "data_region", "data_gb", "output_gb", "slice"};
   return *cols;
 }
 
@@ -195,6 +195,17 @@ class NativeReader final : public TraceReader {
       return csv_->FieldError("data_region", StrCat("no region named '", job->data_region, "' in the configuration"));
     }
     TIDE_RETURN_IF_ERROR(duration("checkpoint_cost", &job->checkpoint.cost));
+    if (const auto v = get("slice"); !v.empty()) {
+      job->slice = std::string(v);
+      job->slice_units = model::SliceUnits(v);
+      if (job->slice_units == 0) {
+        return csv_->FieldError("slice", StrCat("'", v, "' is not a MIG profile; write <n>g.<m>gb, e.g. 1g.10gb"));
+      }
+      if (job->gpus_per_worker != 1) {
+        return csv_->FieldError("slice", "a slice job asks for one slice per worker: give gpus_per_worker 1 (or gpus = workers)");
+      }
+      if (job->min_workers > 0 || job->max_workers > 0) return csv_->FieldError("slice", "slice jobs cannot be elastic");
+    }
     if (job->min_workers > 0 || job->max_workers > 0) {
       if (job->min_workers < 1 || job->max_workers < job->min_workers || job->workers < job->min_workers ||
           job->workers > job->max_workers) {

@@ -17,21 +17,64 @@ double ScaleUpOption::Waste() const {
 
 ScaleUpOption BinpackingEstimator::Estimate(const model::ClusterSpec& spec, int pool, int max_new_nodes,
                                             const std::vector<Demand>& demands, sched::CapacitySnapshot* snap,
-                                            model::NodeId* next_template_id) const {
+                                            sched::SliceSnapshot* slices, model::NodeId* next_template_id) const {
   const model::NodePool& p = spec.pools[pool];
   ScaleUpOption opt;
   opt.pool = pool;
   const int first_new_slot = snap->size();
   std::vector<sched::SlotShare> shares;
   auto add_nodes = [&](int k) {
-    for (int i = 0; i < k; ++i) snap->AddNode((*next_template_id)--, pool, p.type.gpus, p.type.gpus);
+    for (int i = 0; i < k; ++i) {
+      const int slot = snap->AddNode((*next_template_id)--, pool, p.type.gpus, p.type.gpus);
+      // A MIG pool's new node comes up laid out for slices.
+      if (p.mig.enabled()) slices->AddNode(slot, pool, p.mig.units_per_gpu, {}, p.type.gpus);
+    }
     opt.nodes += k;
+  };
+  auto served = [&](size_t i, int workers, double useful) {
+    opt.served.emplace_back(static_cast<int>(i), workers);
+    opt.useful_gpus += useful;
+    if (egress_aware_) {
+      const double hours = std::max(1.0, static_cast<double>(demands[i].job->spec.runtime.count()) / 3600.0);
+      opt.egress_per_hour += spec.EgressCost(demands[i].job->spec, pool) / hours;
+    }
   };
 
   for (size_t i = 0; i < demands.size(); ++i) {
     const Demand& d = demands[i];
     if (d.workers_left <= 0 || !(d.pools & sched::PoolBit(pool))) continue;
-    const int g = d.job->spec.gpus_per_worker;
+    const model::JobSpec& js = d.job->spec;
+    if (js.slice_units > 0 && p.mig.enabled()) {
+      // Slices: on the pool's GPUs with room, else on new nodes, all workers or none.
+      const double share = static_cast<double>(js.slice_units) / p.mig.units_per_gpu;
+      sched::SliceSnapshot s = *slices;
+      sched::CapacitySnapshot::Fork fork(snap);
+      const int nodes_before = opt.nodes;
+      double useful = 0;
+      int placed = 0;
+      for (; placed < d.workers_left; ++placed) {
+        auto pick = s.Find(sched::PoolBit(pool), js.slice_units, *snap);
+        if (!pick && opt.nodes < max_new_nodes) {
+          const int slot = snap->AddNode((*next_template_id)--, pool, p.type.gpus, p.type.gpus);
+          s.AddNode(slot, pool, p.mig.units_per_gpu, {}, p.type.gpus);
+          ++opt.nodes;
+          pick = s.Find(sched::PoolBit(pool), js.slice_units, *snap);
+        }
+        if (!pick) break;
+        s.Take(*pick, js.slice_units, snap);
+        if (pick->slot >= first_new_slot) useful += share;
+      }
+      if (placed < d.workers_left) {
+        opt.nodes = nodes_before;  // the fork drops the nodes it added
+        continue;
+      }
+      fork.Commit();
+      *slices = std::move(s);
+      served(i, placed, useful);
+      continue;
+    }
+    const int g = js.gpus_per_worker;
+    const double per_worker = js.slice_units > 0 ? static_cast<double>(js.slice_units) / 7 : g;
     const int per_node = p.type.gpus / g;
     if (per_node <= 0) continue;
     const int64_t have = snap->Slots(d.pools, g);
@@ -49,16 +92,11 @@ ScaleUpOption BinpackingEstimator::Estimate(const model::ClusterSpec& spec, int 
     }
     shares.clear();
     snap->Place(d.pools, g, place, &shares);
-    opt.served.emplace_back(static_cast<int>(i), place);
-    if (egress_aware_) {
-      const double hours = std::max(1.0, static_cast<double>(d.job->spec.runtime.count()) / 3600.0);
-      opt.egress_per_hour += spec.EgressCost(d.job->spec, pool) / hours;
-    }
+    int on_new = 0;
+    for (const auto& sh : shares) on_new += sh.slot >= first_new_slot ? sh.workers : 0;
+    served(i, place, on_new * per_worker);
   }
-  for (int s = first_new_slot; s < snap->size(); ++s) {
-    opt.useful_gpus += snap->gpus(s) - snap->free(s);
-    opt.new_gpus += snap->gpus(s);
-  }
+  opt.new_gpus = int64_t{opt.nodes} * p.type.gpus;
   opt.cost_per_hour = opt.nodes * p.price_per_hour;
   return opt;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/cluster.h"
+#include "sched/slices.h"
 #include "sched/snapshot.h"
 
 namespace tide::autoscale {
@@ -31,8 +32,8 @@ struct ScaleUpOption {
   int nodes = 0;
   // (index into the demand list, workers placed) for every demand served.
   std::vector<std::pair<int, int>> served;
-  int64_t useful_gpus = 0;  // GPUs the served jobs use on the new nodes
-  int64_t new_gpus = 0;     // GPUs of the new nodes
+  double useful_gpus = 0;  // GPUs' worth of demand the new nodes serve (a slice counts its share)
+  int64_t new_gpus = 0;    // GPUs of the new nodes
   double cost_per_hour = 0;
   // Data transfer the served jobs would cost here, spread over their run
   // times (0 unless egress-aware).
@@ -49,12 +50,13 @@ class BinpackingEstimator {
   explicit BinpackingEstimator(bool gang_aware, bool egress_aware = true)
       : gang_aware_(gang_aware), egress_aware_(egress_aware) {}
 
-  // Packs `demands` onto `snap` plus at most `max_new_nodes` new nodes of
-  // `pool` (whose ids count down from *next_template_id). Mutates `snap`:
-  // callers who only ask "what if" wrap the call in a CapacitySnapshot::Fork.
+  // Packs `demands` onto `snap` (and, for slices of a MIG pool, `slices`)
+  // plus at most `max_new_nodes` new nodes of `pool` (whose ids count down
+  // from *next_template_id). Mutates both: callers who only ask "what if"
+  // wrap the call in a CapacitySnapshot::Fork and pass a copy of `slices`.
   ScaleUpOption Estimate(const model::ClusterSpec& spec, int pool, int max_new_nodes,
                          const std::vector<Demand>& demands, sched::CapacitySnapshot* snap,
-                         model::NodeId* next_template_id) const;
+                         sched::SliceSnapshot* slices, model::NodeId* next_template_id) const;
 
  private:
   bool gang_aware_;

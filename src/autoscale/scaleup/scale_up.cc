@@ -178,8 +178,9 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
       if (spec.pools[p].tier == model::Tier::kReserved || spot_blocked[p]) continue;  // a fixed quota; a stock-out
       const int room = ctx->max_nodes[p] - ctx->live[p];
       sched::CapacitySnapshot::Fork fork(&snap);
+      sched::SliceSnapshot slices = ctx->slices;
       model::NodeId tmp_id = next_template_id;
-      ScaleUpOption o = estimator.Estimate(spec, p, std::max(0, room), demands, &snap, &tmp_id);
+      ScaleUpOption o = estimator.Estimate(spec, p, std::max(0, room), demands, &snap, &slices, &tmp_id);
       if (!o.served.empty()) options.push_back(std::move(o));
     }
     if (options.empty()) {
@@ -194,7 +195,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     // Commit: the same estimate, on the snapshot itself this time.
     const int first_slot = snap.size();
     ScaleUpOption o = estimator.Estimate(spec, pool, ctx->max_nodes[pool] - ctx->live[pool], demands, &snap,
-                                         &next_template_id);
+                                         &ctx->slices, &next_template_id);
     std::vector<model::JobId> served;
     for (const auto& [idx, workers] : o.served) {
       demands[idx].workers_left -= workers;
@@ -215,7 +216,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
       a.pool = pool;
       a.count = o.nodes;
       a.jobs = served;
-      a.reason = fmt::format("{}; +{} {} ({}, {:.4g} {}/h each) for {}; {} of {} new GPUs used; {}", trig.reason,
+      a.reason = fmt::format("{}; +{} {} ({}, {:.4g} {}/h each) for {}; {:.3g} of {} new GPUs used; {}", trig.reason,
                              o.nodes, p.name, model::TierName(p.tier), p.price_per_hour, spec.currency,
                              JobList(served, *ctx), o.useful_gpus, o.new_gpus, choice.why);
       plan->actions.push_back(std::move(a));
