@@ -31,6 +31,8 @@ config::Config DefaultConfig() {
   return *c;
 }
 
+}  // namespace
+
 trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
   trace::TraceOptions o;
   o.start = cfg.simulation.start;
@@ -41,6 +43,8 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
   o.checkpoint = cfg.jobs.checkpoint;
   return o;
 }
+
+namespace {
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace tide::cli {
 
@@ -42,6 +44,35 @@ struct StatsArgs {
 int TraceStats(const StatsArgs& args);
 
 int Validate(const std::string& config);
+
+struct PlanArgs {
+  std::string config;
+  std::string trace;
+  std::string format = "auto";
+  std::vector<std::string> sweeps;
+  std::string policy = "tide";
+  std::string baseline;  // e.g. fixed:20; run once on the configuration as given
+  std::string json_out;
+  std::optional<uint64_t> seed;
+  int threads = 0;
+  bool quiet = false;
+};
+int Plan(const PlanArgs& args);
+
+}  // namespace tide::cli
+
+namespace tide::config {
+struct Config;
+}
+namespace tide::trace {
+struct TraceOptions;
+}
+
+namespace tide::cli {
+
+// The trace options a configuration implies (time zero, gang split, job defaults).
+trace::TraceOptions TraceOptionsFor(const config::Config& cfg);
+using TraceOptionsFn = std::function<trace::TraceOptions(const config::Config&)>;
 
 }  // namespace tide::cli
 

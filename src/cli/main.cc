@@ -44,6 +44,22 @@ int main(int argc, char** argv) {
   stats_cmd->add_option("--format,-f", stats.format, "Trace format")->capture_default_str();
   stats_cmd->add_option("--config,-c", stats.config, "Configuration, for priority classes");
 
+  tide::cli::PlanArgs plan;
+  auto* plan_cmd = app.add_subcommand("plan", "Sweep a setting (reserved base, spot share, threshold...) over a workload");
+  plan_cmd->add_option("--config,-c", plan.config, "Cluster configuration (YAML)")->required()->check(CLI::ExistingFile);
+  plan_cmd->add_option("--trace,-t", plan.trace, "Workload trace (CSV)")->required()->check(CLI::ExistingFile);
+  plan_cmd->add_option("--format,-f", plan.format, "Trace format")->capture_default_str();
+  plan_cmd->add_option("--sweep", plan.sweeps,
+                       "NAME=VALUES, repeatable: reserved[:pool], max[:pool], spot-share, threshold, grace, idle; "
+                       "values as a list (10,12) or a range (0..20:5)")
+      ->required();
+  plan_cmd->add_option("--policy", plan.policy, "The policy each point runs")->capture_default_str();
+  plan_cmd->add_option("--baseline", plan.baseline, "Also run this policy on the configuration as given, e.g. fixed:20");
+  plan_cmd->add_option("--json", plan.json_out, "Also write every point's figures as JSON");
+  plan_cmd->add_option("--seed", plan.seed, "Random seed (default: simulation.seed)");
+  plan_cmd->add_option("--threads", plan.threads, "Simulations at once (default: one per core)");
+  plan_cmd->add_flag("--quiet,-q", plan.quiet, "Print nothing on success");
+
   std::string validate_config;
   auto* validate = app.add_subcommand("validate", "Check a configuration file and print what it defines");
   validate->add_option("config", validate_config, "Configuration (YAML)")->required()->check(CLI::ExistingFile);
@@ -57,5 +73,6 @@ int main(int argc, char** argv) {
   if (*synth_cmd) return tide::cli::TraceSynth(synth);
   if (*stats_cmd) return tide::cli::TraceStats(stats);
   if (*validate) return tide::cli::Validate(validate_config);
+  if (*plan_cmd) return tide::cli::Plan(plan);
   return 2;
 }

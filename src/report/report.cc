@@ -21,6 +21,8 @@ double Round(double x, double unit = 1e-4) {
   return std::round(x * scale) / scale;
 }
 
+}  // namespace
+
 std::string Money(double x) {
   // 1234567.8 -> "1,234,568"
   const int64_t v = std::llround(x);
@@ -32,6 +34,8 @@ std::string Money(double x) {
   }
   return v < 0 ? "-" + out : out;
 }
+
+namespace {
 
 nlohmann::ordered_json PercentilesJson(const Percentiles& p) {
   nlohmann::ordered_json j;
@@ -173,6 +177,70 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   return out;
 }
 
+namespace {
+
+nlohmann::ordered_json PolicyObject(const model::ClusterSpec& spec, const PolicyResult& r) {
+  nlohmann::ordered_json p;
+  p["name"] = r.name;
+  p["kind"] = r.kind;
+  if (!r.description.empty()) p["description"] = r.description;
+  p["cost_total"] = Round(r.cost.total, 0.01);
+  nlohmann::ordered_json tiers;
+  for (int t = 0; t < model::kNumTiers; ++t) {
+    tiers[std::string(model::TierName(static_cast<model::Tier>(t)))] = Round(r.cost.by_tier[t], 0.01);
+  }
+  p["cost_by_tier"] = tiers;
+  p["cost_egress"] = Round(r.cost.egress, 0.01);
+  nlohmann::ordered_json pools;
+  for (size_t i = 0; i < spec.pools.size() && i < r.cost.by_pool.size(); ++i) {
+    pools[spec.pools[i].name] = Round(r.cost.by_pool[i], 0.01);
+  }
+  p["cost_by_pool"] = pools;
+  p["gpu_hours_paid"] = Round(r.cost.gpu_hours_paid, 0.01);
+  p["gpu_hours_busy"] = Round(r.gpu_hours_busy, 0.01);
+  p["utilization"] = Round(r.utilization);
+  p["gpu_util_mean"] = Round(r.gpu_util_mean);
+  p["wait_s"] = PercentilesJson(r.wait_s);
+  nlohmann::ordered_json wbp, jbp;
+  for (const auto& [n, pc] : r.wait_by_priority) wbp[n] = PercentilesJson(pc);
+  for (const auto& [n, pc] : r.jct_by_priority) jbp[n] = PercentilesJson(pc);
+  p["wait_s_by_priority"] = wbp;
+  p["jct_s"] = PercentilesJson(r.jct_s);
+  p["jct_s_by_priority"] = jbp;
+  p["peak_nodes"] = r.peak_nodes;
+  p["nodes_bought"] = r.nodes_bought;
+  p["nodes_released"] = r.nodes_released;
+  p["jobs_total"] = r.jobs_total;
+  p["jobs_started"] = r.jobs_started;
+  p["jobs_completed"] = r.jobs_completed;
+  p["jobs_unstarted"] = r.jobs_unstarted;
+  p["jobs_unschedulable"] = r.jobs_unschedulable;
+  p["jobs_backfilled"] = r.jobs_backfilled;
+  p["jobs_cancelled"] = r.jobs_cancelled;
+  p["spot_reclaims"] = r.spot_reclaims;
+  p["spot_interruptions"] = r.spot_interruptions;
+  p["nodes_create_failed"] = r.nodes_create_failed;
+  p["preemptions"] = r.preemptions;
+  p["reclaims"] = r.reclaims;
+  p["resizes"] = r.resizes;
+  p["disruptions"] = r.disruptions;
+  p["lost_work_gpu_hours"] = Round(r.lost_work_gpu_hours, 0.01);
+  p["max_lost_work_s"] = Round(r.max_lost_work_s, 0.01);
+  p["storage_wait_node_hours"] = Round(r.storage_wait_node_hours, 0.01);
+  p["forecast_nodes"] = r.forecast_nodes;
+  p["forecast_nodes_unused"] = r.forecast_nodes_unused;
+  p["start"] = FormatTimestamp(r.start);
+  p["end"] = FormatTimestamp(r.horizon);
+  p["events"] = r.events;
+  return p;
+}
+
+}  // namespace
+
+std::string PolicyJson(const model::ClusterSpec& spec, const PolicyResult& r, int indent) {
+  return PolicyObject(spec, r).dump(indent);
+}
+
 std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, const std::vector<PolicyResult>& results) {
   nlohmann::ordered_json root;
   root["run"] = {{"config", info.config},
@@ -184,61 +252,7 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, cons
                  {"mean_demand_gpus", Round(info.mean_demand_gpus, 0.01)}};
   root["currency"] = spec.currency;
   auto& policies = root["policies"] = nlohmann::ordered_json::array();
-  for (const auto& r : results) {
-    nlohmann::ordered_json p;
-    p["name"] = r.name;
-    p["kind"] = r.kind;
-    if (!r.description.empty()) p["description"] = r.description;
-    p["cost_total"] = Round(r.cost.total, 0.01);
-    nlohmann::ordered_json tiers;
-    for (int t = 0; t < model::kNumTiers; ++t) {
-      tiers[std::string(model::TierName(static_cast<model::Tier>(t)))] = Round(r.cost.by_tier[t], 0.01);
-    }
-    p["cost_by_tier"] = tiers;
-    p["cost_egress"] = Round(r.cost.egress, 0.01);
-    nlohmann::ordered_json pools;
-    for (size_t i = 0; i < spec.pools.size() && i < r.cost.by_pool.size(); ++i) {
-      pools[spec.pools[i].name] = Round(r.cost.by_pool[i], 0.01);
-    }
-    p["cost_by_pool"] = pools;
-    p["gpu_hours_paid"] = Round(r.cost.gpu_hours_paid, 0.01);
-    p["gpu_hours_busy"] = Round(r.gpu_hours_busy, 0.01);
-    p["utilization"] = Round(r.utilization);
-    p["gpu_util_mean"] = Round(r.gpu_util_mean);
-    p["wait_s"] = PercentilesJson(r.wait_s);
-    nlohmann::ordered_json wbp, jbp;
-    for (const auto& [n, pc] : r.wait_by_priority) wbp[n] = PercentilesJson(pc);
-    for (const auto& [n, pc] : r.jct_by_priority) jbp[n] = PercentilesJson(pc);
-    p["wait_s_by_priority"] = wbp;
-    p["jct_s"] = PercentilesJson(r.jct_s);
-    p["jct_s_by_priority"] = jbp;
-    p["peak_nodes"] = r.peak_nodes;
-    p["nodes_bought"] = r.nodes_bought;
-    p["nodes_released"] = r.nodes_released;
-    p["jobs_total"] = r.jobs_total;
-    p["jobs_started"] = r.jobs_started;
-    p["jobs_completed"] = r.jobs_completed;
-    p["jobs_unstarted"] = r.jobs_unstarted;
-    p["jobs_unschedulable"] = r.jobs_unschedulable;
-    p["jobs_backfilled"] = r.jobs_backfilled;
-    p["jobs_cancelled"] = r.jobs_cancelled;
-    p["spot_reclaims"] = r.spot_reclaims;
-    p["spot_interruptions"] = r.spot_interruptions;
-    p["nodes_create_failed"] = r.nodes_create_failed;
-    p["preemptions"] = r.preemptions;
-    p["reclaims"] = r.reclaims;
-    p["resizes"] = r.resizes;
-    p["disruptions"] = r.disruptions;
-    p["lost_work_gpu_hours"] = Round(r.lost_work_gpu_hours, 0.01);
-    p["max_lost_work_s"] = Round(r.max_lost_work_s, 0.01);
-    p["storage_wait_node_hours"] = Round(r.storage_wait_node_hours, 0.01);
-    p["forecast_nodes"] = r.forecast_nodes;
-    p["forecast_nodes_unused"] = r.forecast_nodes_unused;
-    p["start"] = FormatTimestamp(r.start);
-    p["end"] = FormatTimestamp(r.horizon);
-    p["events"] = r.events;
-    policies.push_back(std::move(p));
-  }
+  for (const auto& r : results) policies.push_back(PolicyObject(spec, r));
   return root.dump(2) + "\n";
 }
 

@@ -25,6 +25,10 @@ struct RunInfo {
 
 // "42s", "4m37s", "3h12m", "2d3h".
 std::string HumanDuration(int64_t seconds);
+// 1234567.8 -> "1,234,568".
+std::string Money(double amount);
+// A policy's figures as JSON (what FormatJson lists under "policies").
+std::string PolicyJson(const model::ClusterSpec& spec, const sim::PolicyResult& r, int indent = 2);
 
 // The side-by-side table printed by `tide simulate`.
 std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec,

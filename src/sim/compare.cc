@@ -8,26 +8,20 @@
 
 namespace tide::sim {
 
-Result<std::vector<SimOutput>> RunComparison(const model::ClusterSpec& spec,
-                                             const std::vector<autoscale::PolicyProfile>& policies,
-                                             const TraceFactory& open_trace, const CompareOptions& options) {
-  const size_t n = policies.size();
-  std::vector<model::ClusterSpec> specs;
-  specs.reserve(n);
-  for (const auto& p : policies) specs.push_back(p.ApplyTo(spec));
+Result<std::vector<SimOutput>> RunTasks(const std::vector<SimTask>& tasks, const TraceFactory& open_trace,
+                                        int threads, const std::function<void(size_t)>& done) {
+  const size_t n = tasks.size();
   std::vector<Result<SimOutput>> results(n, absl::UnknownError("not run"));
-
   auto run_one = [&](size_t i) {
     auto reader = open_trace();
     if (!reader.ok()) {
       results[i] = reader.status();
-      return;
+    } else {
+      Simulator sim(&tasks[i].spec, tasks[i].policy, tasks[i].options, reader->get());
+      results[i] = sim.Run();
     }
-    Simulator sim(&specs[i], policies[i], options.sim, reader->get());
-    results[i] = sim.Run();
+    if (done) done(i);
   };
-
-  int threads = options.threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::min<int>(threads, static_cast<int>(n));
   if (threads <= 1) {
@@ -46,11 +40,19 @@ Result<std::vector<SimOutput>> RunComparison(const model::ClusterSpec& spec,
   for (size_t i = 0; i < n; ++i) {
     if (!results[i].ok()) {
       return Status(results[i].status().code(),
-                    StrCat("policy ", policies[i].name, ": ", Message(results[i].status())));
+                    StrCat("policy ", tasks[i].policy.name, ": ", Message(results[i].status())));
     }
     out.push_back(std::move(*results[i]));
   }
   return out;
+}
+
+Result<std::vector<SimOutput>> RunComparison(const model::ClusterSpec& spec,
+                                             const std::vector<autoscale::PolicyProfile>& policies,
+                                             const TraceFactory& open_trace, const CompareOptions& options) {
+  std::vector<SimTask> tasks;
+  for (const auto& p : policies) tasks.push_back({p.ApplyTo(spec), p, options.sim});
+  return RunTasks(tasks, open_trace, options.threads);
 }
 
 }  // namespace tide::sim

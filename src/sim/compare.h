@@ -30,6 +30,19 @@ Result<std::vector<SimOutput>> RunComparison(const model::ClusterSpec& spec,
                                              const std::vector<autoscale::PolicyProfile>& policies,
                                              const TraceFactory& open_trace, const CompareOptions& options);
 
+// One simulation: a cluster (already adapted to the policy) and a policy.
+struct SimTask {
+  model::ClusterSpec spec;
+  autoscale::PolicyProfile policy;
+  SimOptions options;
+};
+
+// Runs independent simulations on `threads` threads (0: one per core);
+// calls `done(i)` (from the worker thread) as each finishes. Results in
+// task order; the first error wins.
+Result<std::vector<SimOutput>> RunTasks(const std::vector<SimTask>& tasks, const TraceFactory& open_trace,
+                                        int threads, const std::function<void(size_t)>& done = nullptr);
+
 }  // namespace tide::sim
 
 #endif  // TIDE_SIM_COMPARE_H_
