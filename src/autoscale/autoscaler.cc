@@ -41,6 +41,7 @@ Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timest
   schedule.ApplyLimits(&ctx, &plan);
   Timestamp budget_frees = kInfiniteFuture;
   ctx.disruption_allowance = DisruptionAllowance(o.budget, state, now, &budget_frees);
+  ctx.disruption_max = o.budget.max_nodes > 0 ? o.budget.max_nodes : ctx.disruption_allowance;
 
   SpotNoticeResponder(o.spot_notice).Evaluate(&ctx, &plan);
   IdleReclaim(o.reclaim).Evaluate(&ctx, &plan);
@@ -53,8 +54,10 @@ Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timest
   const ElasticResizer elastic(o.elastic, o.utilization);
   elastic.BeforeScaleUp(&ctx, &plan);
   std::vector<bool> blocked;
+  const Preemption preemption(o.preemption);
+  if (o.preemption.before_buying) preemption.Evaluate(&ctx, blocked, &plan);
   ScaleUp(o.scale_up, o.tiers, chain_).Evaluate(&ctx, &plan, &blocked);
-  Preemption(o.preemption).Evaluate(&ctx, blocked, &plan);
+  if (!o.preemption.before_buying) preemption.Evaluate(&ctx, blocked, &plan);
   elastic.AfterScaleUp(&ctx, ctx.demands, &plan);
   if (o.scale_up.enabled) Forecast(o.forecast, o.scan_interval).Evaluate(&ctx, &plan);
   if (o.scale_down.enabled) IdleRelease(o.scale_down.idle).Evaluate(&ctx, &plan);

@@ -52,10 +52,16 @@ struct PassContext {
   absl::flat_hash_set<model::NodeId> leaving;
   // Jobs this pass stops (preempt, reclaim, evacuate) or resizes.
   absl::flat_hash_set<model::JobId> touched;
+  // Jobs whose GPUs the what-if already counts as free (stopping, or ending
+  // within the lookahead): nothing else may count them again.
+  absl::flat_hash_set<model::JobId> freeing;
+  // GPUs per slot that resizes in this pass took from what is free now.
+  absl::flat_hash_map<int, int> taken_now;
   // Nodes the disruption budget still allows this pass to disrupt, and
   // whether it refused something this pass.
   int disruption_allowance = 0;
-  bool budget_blocked = false;
+  int disruption_max = 0;  // the budget's max_nodes (a huge number if unlimited)
+  bool budget_blocked = false;  // refused something the budget will allow later
 
   // Pool `p`'s spot capacity is known to be out (a create failed) since.
   bool SpotOut(int p) const {

@@ -71,7 +71,9 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
       freeing = true;
     }
     if (!freeing) continue;
+    ctx->freeing.insert(j.id);
     for (const auto& sh : j.alloc) {
+      if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
       if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) {
         snap.Give(it->second, sh.workers * j.spec.gpus_per_worker);
       }

@@ -879,6 +879,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
         const bool preempt = a.kind == autoscale::ActionKind::kPreempt;
         const bool evacuate = a.kind == autoscale::ActionKind::kEvacuate;
         Log(now, autoscale::ActionKindName(a.kind), a.reason);
+        absl::flat_hash_set<model::NodeId> disrupted;  // each node counts once per action
         for (auto id : a.jobs) {
           Job* j = FindJob(id);
           if (j == nullptr || j->state != JobState::kRunning) {
@@ -892,7 +893,9 @@ Status Simulator::RunAutoscaler(Timestamp now) {
           if (a.kind == autoscale::ActionKind::kReclaim) ++sj.reclaims;
           // tide chose these; a provider reclaim is not tide's disruption.
           if (!evacuate) {
-            for (size_t k = 0; k < j->alloc.size(); ++k) RecordDisruption(now);
+            for (const auto& sh : j->alloc) {
+              if (disrupted.insert(sh.node).second) RecordDisruption(now);
+            }
           }
           StopJob(*j, now, preempt ? "preempted" : evacuate ? "spot" : "reclaimed", cancel);
           if (preempt) {
@@ -975,8 +978,12 @@ Result<SimOutput> Simulator::Run() {
       if (scan.count() > 0 && AlignUp(now, t0_, scan) == now) tick = true;
     }
     if (tick || (event_driven && (as_dirty_ || now >= wakeup_))) TIDE_RETURN_IF_ERROR(RunAutoscaler(now));
-    ScheduleTick(now);
     if (observer_) observer_->AfterStep(state_, now);
+    // The workload is over: nothing left to submit, queue or run. What a
+    // live loop would do next (release idle nodes, keep a schedule, look
+    // ahead) no longer changes the figures, which end at the last job.
+    if (!next_job_ && state_.jobs.empty()) break;
+    ScheduleTick(now);
   }
   SimOutput out;
   out.result = Finish();
@@ -1003,6 +1010,7 @@ PolicyResult Simulator::Finish() {
     r.jct_by_priority.emplace_back(spec_->priority_classes[c].name, ComputePercentiles(&jcts_by_class_[c]));
   }
   r.jobs_unstarted = r.jobs_total - r.jobs_started;
+  r.forecast_nodes_unused += static_cast<int64_t>(forecast_nodes_.size());  // never ran anything
   r.jobs_unschedulable = static_cast<int64_t>(unschedulable_.size());
   return r;
 }

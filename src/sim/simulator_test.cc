@@ -59,19 +59,20 @@ TEST_F(SimulatorTest, FixedClusterQueuesAndBillsTheWholeWindow) {
 }
 
 TEST_F(SimulatorTest, ElasticBuysOnTheScanAfterArrivalAndReleasesWhenIdle) {
-  const SimOutput out = Simulate("reactive", {JobSpecOf("a", 5, 8, 1, 600)});
+  const SimOutput out = Simulate("reactive", {JobSpecOf("a", 5, 8, 1, 600), JobSpecOf("b", 3000, 8, 1, 100)});
   const PolicyResult& r = out.result;
-  // Arrives at 5, the 10 s scan buys at 10, the node joins at 130.
+  // a arrives at 5, the 10 s scan buys at 10, the node joins at 130.
   EXPECT_EQ(r.wait_s.max, 125);
-  EXPECT_EQ(r.jct_s.max, 725);
-  EXPECT_EQ(r.nodes_bought, 1);
-  EXPECT_EQ(r.nodes_released, 1);
-  // Billed from the request (10) to the end of the last job (730).
-  EXPECT_DOUBLE_EQ(r.cost.total, 7.2);
-  ASSERT_GE(out.decisions.size(), 3u);
+  EXPECT_EQ(r.jct_s.p50, 220);  // b arrives on a tick: bought at 3000, starts 3120, ends 3220
+  EXPECT_EQ(r.nodes_bought, 2);
+  EXPECT_EQ(r.nodes_released, 1);  // a's node, idle from 730, before b arrives
+  // Billed from each request to its release, or to the end of the last job.
+  EXPECT_DOUBLE_EQ(r.cost.total, 0.01 * ((1330 - 10) + (3220 - 3000)));
+  ASSERT_GE(out.decisions.size(), 4u);
   EXPECT_THAT(out.decisions[0], HasSubstr("2026-01-05T00:00:10Z reactive scale-up od +1"));
   EXPECT_THAT(out.decisions[1], HasSubstr("00:02:10Z reactive start a (1x8 GPUs) on od-1:1: waited 2m5s"));
   EXPECT_THAT(out.decisions[2], HasSubstr("00:22:10Z reactive release od -1 [od-1]: 1 node idle for 10m"));
+  EXPECT_THAT(out.decisions[3], HasSubstr("00:50:00Z reactive scale-up od +1"));
 }
 
 TEST_F(SimulatorTest, TideWaitsForItsThresholdOrGrace) {

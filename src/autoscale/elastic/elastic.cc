@@ -41,6 +41,31 @@ std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& r
   return out;
 }
 
+// Places up to `workers` workers on `slots` using only GPUs free now: the
+// what-if also counts GPUs that stopping or ending jobs give back soon, which
+// a resize cannot use yet. Takes them from the what-if too.
+int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int workers,
+                   std::vector<sched::SlotShare>* out) {
+  sched::CapacitySnapshot& snap = *ctx->snap;
+  std::vector<sched::SlotShare> shares;
+  int placed;
+  {
+    sched::CapacitySnapshot::Fork hide(&snap);
+    for (int s : slots) {
+      const auto t = ctx->taken_now.find(s);
+      const int now_free = ctx->nodes.at(snap.id(s))->free_gpus - (t == ctx->taken_now.end() ? 0 : t->second);
+      if (snap.free(s) > now_free) snap.Take(s, snap.free(s) - std::max(0, now_free));
+    }
+    placed = snap.PlaceOnSlots(slots, g, workers, &shares);
+  }
+  for (const auto& sh : shares) {
+    snap.Take(sh.slot, sh.workers * g);
+    ctx->taken_now[sh.slot] += sh.workers * g;
+  }
+  out->insert(out->end(), shares.begin(), shares.end());
+  return placed;
+}
+
 }  // namespace
 
 bool ElasticResizer::Settled(const PassContext& ctx, const Job& j, ScalingPlan* plan) const {
@@ -75,7 +100,10 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
   const std::vector<int> ready = ReadySlots(*ctx);
   sched::CapacitySnapshot& snap = *ctx->snap;
   for (const auto& j : ctx->state.jobs) {
-    if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || ctx->touched.contains(j.id)) continue;
+    if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || ctx->touched.contains(j.id) ||
+        ctx->freeing.contains(j.id)) {
+      continue;
+    }
     if (!Settled(*ctx, j, plan)) continue;
     const int w = j.Workers();
     // Grown, yet utilisation stays low: the input pipeline or the network is the limit.
@@ -136,7 +164,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       sched::CapacitySnapshot::Fork fork(&snap);
       std::vector<sched::SlotShare> shares;
       const std::vector<int> slots = EligibleSlots(*ctx, ready, j);
-      if (snap.PlaceOnSlots(slots, j.spec.gpus_per_worker, extra, &shares) == extra) {
+      if (PlaceOnFreeNow(ctx, slots, j.spec.gpus_per_worker, extra, &shares) == extra) {
         fork.Commit();
         Action a = Resize(*ctx, j, target, why);
         for (const auto& s : shares) a.resize.add.push_back({snap.id(s.slot), s.workers});
@@ -167,7 +195,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     for (const auto& j : ctx->state.jobs) {
       if (snap.Slots(d.pools, g) >= w) break;
       if (j.state != JobState::kRunning || !j.spec.elastic() || j.spec.is_protected || ctx->touched.contains(j.id) ||
-          j.priority > d.job->priority || j.Workers() <= j.spec.MinWorkers()) {
+          ctx->freeing.contains(j.id) || j.priority > d.job->priority || j.Workers() <= j.spec.MinWorkers()) {
         continue;
       }
       if (ctx->now < j.last_resize + e_.cooldown) continue;
@@ -207,7 +235,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   std::vector<const Job*> growable;
   for (const auto& j : ctx->state.jobs) {
     if (j.state == JobState::kRunning && j.spec.elastic() && !j.bottleneck && !ctx->touched.contains(j.id) &&
-        j.Workers() < j.spec.MaxWorkers()) {
+        !ctx->freeing.contains(j.id) && j.Workers() < j.spec.MaxWorkers()) {
       growable.push_back(&j);
     }
   }
@@ -229,7 +257,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     }
     std::vector<sched::SlotShare> shares;
     const int placed =
-        snap.PlaceOnSlots(slots, j->spec.gpus_per_worker, j->spec.MaxWorkers() - j->Workers(), &shares);
+        PlaceOnFreeNow(ctx, slots, j->spec.gpus_per_worker, j->spec.MaxWorkers() - j->Workers(), &shares);
     if (placed == 0) continue;
     Action a = Resize(*ctx, *j, j->Workers() + placed, "free capacity on running nodes");
     for (const auto& s : shares) {

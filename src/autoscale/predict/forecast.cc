@@ -39,6 +39,9 @@ std::optional<double> Forecast::Expected(const model::ClusterState& state, Times
 void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   if (!o_.enabled) return;
   const Timestamp now = ctx->now;
+  // Nothing submitted within the history it reads: nothing to forecast.
+  const auto& arr = ctx->state.arrivals;
+  if (arr.empty() || arr.back().at < now - Hours(24) * o_.days) return;
   // On a coarse grid: the forecast moves slowly, and each look costs a pass.
   const int64_t every = std::max<int64_t>(1, o_.every.count());
   const int64_t into = ToUnixSeconds(now) % every;

@@ -36,8 +36,9 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     std::vector<Candidate> candidates;
     for (const auto& j : ctx->state.jobs) {
       if (j.state != JobState::kRunning || j.priority >= job.priority || !j.spec.preemptible ||
-          j.spec.is_protected || ctx->touched.contains(j.id)) {
-        continue;
+          j.spec.is_protected || ctx->touched.contains(j.id) || ctx->freeing.contains(j.id) ||
+          j.spec.slice_units > 0) {
+        continue;  // already counted free, or a slice (which rarely frees a whole GPU)
       }
       bool useful = false;
       for (const auto& sh : j.alloc) {
@@ -90,7 +91,8 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       for (const auto& sh : v->alloc) nodes.insert(sh.node);
     }
     if (static_cast<int>(nodes.size()) > ctx->disruption_allowance) {
-      ctx->budget_blocked = true;
+      // Look again later only if the budget could ever allow it.
+      if (static_cast<int>(nodes.size()) <= ctx->disruption_max) ctx->budget_blocked = true;
       Action note;
       note.kind = ActionKind::kNote;
       note.jobs.push_back(job.id);

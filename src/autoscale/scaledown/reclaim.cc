@@ -27,9 +27,11 @@ void IdleReclaim::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   std::sort(idle.begin(), idle.end(),
             [](const Idle& a, const Idle& b) { return a.since != b.since ? a.since < b.since : a.job->id < b.job->id; });
   for (const Idle& i : idle) {
-    const int nodes = static_cast<int>(i.job->alloc.size());
+    absl::flat_hash_set<model::NodeId> distinct;
+    for (const auto& sh : i.job->alloc) distinct.insert(sh.node);
+    const int nodes = static_cast<int>(distinct.size());
     if (nodes > ctx->disruption_allowance) {
-      ctx->budget_blocked = true;
+      if (nodes <= ctx->disruption_max) ctx->budget_blocked = true;
       Action note;
       note.kind = ActionKind::kNote;
       note.jobs.push_back(i.job->id);

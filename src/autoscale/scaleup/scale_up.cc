@@ -150,9 +150,13 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   }
 
   // Should we buy at all? The grace counts only jobs that need capacity.
-  std::vector<const Job*> waiting;
-  for (const Demand& d : demands) waiting.push_back(d.job);
-  const TriggerDecision trig = PendingTrigger(o_.trigger).Evaluate(ctx->pending, waiting, now);
+  // Growth that running elastic jobs want counts like pending work.
+  std::vector<const Job*> waiting, counted = ctx->pending;
+  for (const Demand& d : demands) {
+    waiting.push_back(d.job);
+    if (d.job->state != model::JobState::kPending) counted.push_back(d.job);
+  }
+  const TriggerDecision trig = PendingTrigger(o_.trigger).Evaluate(counted, waiting, now);
   plan->next_wakeup = std::min(plan->next_wakeup, trig.next_check);
   if (!trig.fire) {
     leave(demands, false);

@@ -30,6 +30,10 @@ Result<uint8_t> ParseDays(std::string_view text) {
   if (t == "daily" || t == "all" || t == "*") return uint8_t{0x7f};
   if (t == "weekdays") return uint8_t{0x1f};
   if (t == "weekends") return uint8_t{0x60};
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(
+        StrCat("'", text, "' is not a set of days; write mon-fri, sat,sun, weekdays, weekends or daily"));
+  };
   auto day = [](std::string_view d) -> int {
     for (int i = 0; i < 7; ++i) {
       if (StripWhitespace(d) == kDayNames[i]) return i;
@@ -40,15 +44,14 @@ Result<uint8_t> ParseDays(std::string_view text) {
   for (auto item : Split(t, ',', true)) {
     const auto range = Split(item, '-');
     const int a = day(range[0]), b = range.size() == 2 ? day(range[1]) : a;
-    if (a < 0 || b < 0 || range.size() > 2) {
-      return absl::InvalidArgumentError(
-          StrCat("'", text, "' is not a set of days; write mon-fri, sat,sun, weekdays, weekends or daily"));
-    }
+    if (a < 0 || b < 0 || range.size() > 2) return bad();
     for (int i = a;; i = (i + 1) % 7) {
       mask |= uint8_t(1u << i);
       if (i == b) break;
     }
   }
+  // Nothing named (an empty or blank string): a rule that would never apply.
+  if (mask == 0) return bad();
   return mask;
 }
 
@@ -66,12 +69,16 @@ void ScheduledCapacity::Local(Timestamp t, int* minute, int* weekday) const {
 }
 
 bool ScheduledCapacity::Active(const CronRule& r, Timestamp t, Duration lead) const {
-  int m, wd;
-  Local(t + lead, &m, &wd);
-  const auto on = [&](int d) { return (r.days >> ((d + 7) % 7)) & 1; };
-  if (r.from < r.to) return on(wd) && m >= r.from && m < r.to;
-  // Crosses midnight: the evening belongs to today, the morning to yesterday's window.
-  return (on(wd) && m >= r.from) || (on(wd - 1) && m < r.to);
+  const auto in_window = [&](Timestamp at) {
+    int m, wd;
+    Local(at, &m, &wd);
+    const auto on = [&](int d) { return (r.days >> ((d + 7) % 7)) & 1; };
+    if (r.from < r.to) return on(wd) && m >= r.from && m < r.to;
+    // Crosses midnight: the evening belongs to today, the morning to yesterday's window.
+    return (on(wd) && m >= r.from) || (on(wd - 1) && m < r.to);
+  };
+  // The lead moves the start earlier, not the end: [from - lead, to).
+  return in_window(t) || (lead > Duration{0} && in_window(t + lead));
 }
 
 Duration ScheduledCapacity::LeadFor(const CronRule& r, const model::NodePool& pool) const {

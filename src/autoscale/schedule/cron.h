@@ -53,7 +53,8 @@ class ScheduledCapacity {
   // Buys up to the floors and releases or drains down to the caps.
   void Enforce(PassContext* ctx, ScalingPlan* plan) const;
 
-  // Whether `rule` holds for `pool` at `t`; exposed for tests.
+  // Whether `rule` holds at `t`; with a pre-warm `lead`, from `lead` before
+  // its start until its end. Exposed for tests.
   bool Active(const CronRule& rule, Timestamp t, Duration lead) const;
 
  private:

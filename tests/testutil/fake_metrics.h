@@ -1,0 +1,91 @@
+// FakeMetrics: a MetricsView over hand-written utilisation series, for tests.
+// Each job's series is piecewise constant: (from, util) points in time
+// order; before the first point, nothing is known.
+#ifndef TIDE_TESTS_TESTUTIL_FAKE_METRICS_H_
+#define TIDE_TESTS_TESTUTIL_FAKE_METRICS_H_
+
+#include <map>
+#include <vector>
+
+#include "model/cluster.h"
+
+namespace tide::testing {
+
+class FakeMetrics final : public model::MetricsView {
+ public:
+  // Sets job `id`'s series: util[i] from at[i] until at[i+1] (the last one for ever).
+  void Set(model::JobId id, std::vector<std::pair<Timestamp, double>> series) { series_[id] = std::move(series); }
+
+  std::optional<double> UtilAt(model::JobId job, Timestamp t) const override {
+    const auto* s = Find(job);
+    if (s == nullptr) return std::nullopt;
+    std::optional<double> u;
+    for (const auto& [at, v] : *s) {
+      if (at <= t) u = v;
+    }
+    return u;
+  }
+  std::optional<Timestamp> BelowSince(model::JobId job, double thr, Timestamp t) const override {
+    return Since(job, t, [thr](double u) { return u < thr; });
+  }
+  std::optional<Timestamp> AboveSince(model::JobId job, double thr, Timestamp t) const override {
+    return Since(job, t, [thr](double u) { return u > thr; });
+  }
+  Timestamp NextUtilChange(model::JobId job, Timestamp t) const override {
+    const auto* s = Find(job);
+    if (s == nullptr) return kInfiniteFuture;
+    for (const auto& [at, v] : *s) {
+      if (at > t) return at;
+    }
+    return kInfiniteFuture;
+  }
+  Timestamp NextBelowFor(model::JobId job, double thr, Duration span, Timestamp t) const override {
+    return NextFor(job, span, t, [thr](double u) { return u < thr; });
+  }
+  Timestamp NextAboveFor(model::JobId job, double thr, Duration span, Timestamp t) const override {
+    return NextFor(job, span, t, [thr](double u) { return u > thr; });
+  }
+
+ private:
+  const std::vector<std::pair<Timestamp, double>>* Find(model::JobId job) const {
+    auto it = series_.find(job);
+    return it == series_.end() || it->second.empty() ? nullptr : &it->second;
+  }
+  template <typename P>
+  std::optional<Timestamp> Since(model::JobId job, Timestamp t, P holds) const {
+    const auto* s = Find(job);
+    if (s == nullptr) return std::nullopt;
+    std::optional<Timestamp> since;
+    for (const auto& [at, v] : *s) {
+      if (at > t) break;
+      if (holds(v)) {
+        if (!since) since = at;
+      } else {
+        since.reset();
+      }
+    }
+    return since;
+  }
+  template <typename P>
+  Timestamp NextFor(model::JobId job, Duration span, Timestamp t, P holds) const {
+    const auto* s = Find(job);
+    if (s == nullptr) return kInfiniteFuture;
+    std::optional<Timestamp> run;
+    for (size_t i = 0; i < s->size(); ++i) {
+      const auto& [at, v] = (*s)[i];
+      const Timestamp end = i + 1 < s->size() ? (*s)[i + 1].first : kInfiniteFuture;
+      if (holds(v)) {
+        if (!run) run = at;
+        if (*run + span < end && end > t) return std::max(t, *run + span);
+      } else {
+        run.reset();
+      }
+    }
+    return kInfiniteFuture;
+  }
+  std::map<model::JobId, std::vector<std::pair<Timestamp, double>>> series_;
+};
+
+}  // namespace tide::testing
+
+#endif  // TIDE_TESTS_TESTUTIL_FAKE_METRICS_H_
