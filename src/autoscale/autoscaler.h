@@ -50,6 +50,14 @@ struct ScaleDownOptions {
   IdleReleaseOptions idle;
 };
 
+// How nodes that join load their checkpoint or dataset (the storage model's
+// bandwidth is the world's; these are tide's choices). Unset: as configured
+// under simulation.storage.
+struct StorageLoadOptions {
+  std::optional<bool> prefetch;  // start loading during boot
+  std::optional<int> stagger;    // at most this many nodes load at once
+};
+
 struct AutoscalerOptions {
   // How often the loop runs. 0 means "after every change" (Slurm reacts to
   // each submission).
@@ -65,6 +73,7 @@ struct AutoscalerOptions {
   ElasticOptions elastic;
   ScheduleOptions schedule;
   ForecastOptions forecast;
+  StorageLoadOptions storage;
 };
 
 class Autoscaler {

@@ -88,10 +88,19 @@ Result<PolicyProfile> MakePolicy(std::string_view text, const PolicyDefaults& d,
   for (auto part : Split(p.name, ':')) parts.emplace_back(part);
   const std::string& kind = parts[0];
   auto check = [&](const AutoscalerOptions& o) -> Status { return Autoscaler::Make(o).status(); };
-  if (kind != "tide") p.scheduler.egress_aware = false;  // the baselines place without regard to data
-  if (kind == "tide" && parts.size() == 1) {
+  const AutoscalerOptions* variant = nullptr;
+  for (const auto& [name, options] : d.variants) {
+    if (name == p.name) variant = &options;
+  }
+  if (kind != "tide" && variant == nullptr) p.scheduler.egress_aware = false;  // baselines place without regard to data
+  if (variant != nullptr) {
+    p.kind = "tide";
+    p.autoscaler = *variant;
+    p.scheduler.egress_aware = variant->scale_up.egress_aware;
+  } else if (kind == "tide" && parts.size() == 1) {
     p.kind = "tide";
     p.autoscaler = d.tide;
+    p.scheduler.egress_aware = d.tide.scale_up.egress_aware;
   } else if (kind == "reactive" && parts.size() == 1) {
     p.kind = "reactive";
     p.autoscaler = d.reactive;
@@ -147,7 +156,8 @@ Result<PolicyProfile> MakePolicy(std::string_view text, const PolicyDefaults& d,
     }
   } else {
     return absl::InvalidArgumentError(
-        StrCat("unknown policy '", p.name, "'; known: ", StrJoin(PolicyNames(), ", ")));
+        StrCat("unknown policy '", p.name, "'; known: ", StrJoin(PolicyNames(), ", "),
+               d.variants.empty() ? "" : ", or a variant under policies.variants"));
   }
   TIDE_RETURN_IF_ERROR(check(p.autoscaler));
   return p;

@@ -39,6 +39,9 @@ struct PolicyDefaults {
   Duration powersave_start_tick = Seconds(30);
   std::string fixed_pool;  // empty: the non-reserved pool with the most GPUs per node
   std::vector<std::string> compare = {"fixed:peak", "reactive", "slurm-powersave", "tide"};
+  // Named variants of tide's options (policies.variants), for comparing one
+  // mechanism off and on: `--compare tide-no-spot,tide`.
+  std::vector<std::pair<std::string, AutoscalerOptions>> variants;
 
   static AutoscalerOptions ReactiveDefaults();
   static AutoscalerOptions PowersaveDefaults();
@@ -53,7 +56,7 @@ struct DemandStats {
 
 struct PolicyProfile {
   std::string name;  // as the user wrote it, e.g. "fixed:20"
-  std::string kind;  // tide | reactive | slurm-powersave | fixed
+  std::string kind;  // tide | reactive | slurm-powersave | fixed (a variant's kind is tide)
   std::string description;  // fixed: "34 x a100x8-ondemand (peak demand 300 GPUs)"
   sched::SchedulerOptions scheduler;
   AutoscalerOptions autoscaler;

@@ -38,6 +38,7 @@ class Field {
 
   const YAML::Node& node() const { return node_; }
   const std::string& path() const { return path_; }
+  const std::string& file() const { return *file_; }
   bool IsMap() const { return node_.IsMap(); }
   bool IsSeq() const { return node_.IsSequence(); }
   bool IsScalar() const { return node_.IsScalar(); }
@@ -382,7 +383,8 @@ Status ParseSchedule(const Field& f, const model::ClusterSpec& cluster, autoscal
 Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autoscale::AutoscalerOptions* o) {
   TIDE_RETURN_IF_ERROR(f.OnlyKeys({"scan_interval", "pending_threshold", "pending_grace", "gang_aware", "expanders",
                                    "max_pools_per_pass", "release_lookahead", "egress_aware", "idle_release_after", "unneeded_time",
-                                   "suspend_time", "release_reserved", "scale_up", "scale_down", "spot_share",
+                                   "suspend_time", "release_reserved", "scale_up", "scale_down", "spot_share", "buy_from",
+                                   "storage_prefetch", "storage_stagger",
                                    "spot_fallback_after", "spot_retry_after", "spot_notice", "preemption", "reclaim",
                                    "budget", "utilization", "elastic", "schedule", "forecast"}));
   TIDE_RETURN_IF_ERROR(Opt(f, "scan_interval", &o->scan_interval, [](const Field& x) { return x.Dur(); }));
@@ -418,6 +420,23 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
   TIDE_RETURN_IF_ERROR(Opt(f, "scale_up", &o->scale_up.enabled, [](const Field& x) { return x.Bool(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "scale_down", &o->scale_down.enabled, [](const Field& x) { return x.Bool(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "egress_aware", &o->scale_up.egress_aware, [](const Field& x) { return x.Bool(); }));
+  if (auto b = f.Get("buy_from")) {
+    TIDE_ASSIGN_OR_RETURN(std::vector<std::string> names, b->StringList());
+    o->scale_up.buy_from.clear();
+    for (const auto& n : names) {
+      const int p = cluster.PoolIndex(n);
+      if (p < 0) return b->Error(StrCat("no pool named '", n, "'"));
+      o->scale_up.buy_from.push_back(p);
+    }
+  }
+  if (auto sp = f.Get("storage_prefetch")) {
+    TIDE_ASSIGN_OR_RETURN(bool v, sp->Bool());
+    o->storage.prefetch = v;
+  }
+  if (auto st = f.Get("storage_stagger")) {
+    TIDE_ASSIGN_OR_RETURN(int64_t v, st->Int(0, 1000000));
+    o->storage.stagger = static_cast<int>(v);
+  }
   TIDE_RETURN_IF_ERROR(Opt(f, "spot_share", &o->tiers.spot_share, [](const Field& x) { return x.Number(0, 1); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "spot_fallback_after", &o->tiers.spot_fallback_after, [](const Field& x) { return x.Dur(); }));
   TIDE_RETURN_IF_ERROR(Opt(f, "spot_retry_after", &o->tiers.spot_retry_after, [](const Field& x) { return x.Dur(); }));
@@ -506,13 +525,26 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
 }
 
 Status ParsePolicies(const Field& f, const model::ClusterSpec& cluster, autoscale::PolicyDefaults* d) {
-  TIDE_RETURN_IF_ERROR(f.OnlyKeys({"compare", "tide", "reactive", "slurm_powersave", "fixed"}));
+  TIDE_RETURN_IF_ERROR(f.OnlyKeys({"compare", "tide", "reactive", "slurm_powersave", "fixed", "variants"}));
   std::optional<Field> compare = f.Get("compare");
   if (compare) {
     TIDE_ASSIGN_OR_RETURN(d->compare, compare->StringList());
   }
   if (auto t = f.Get("tide")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*t, cluster, &d->tide));
   if (auto r = f.Get("reactive")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*r, cluster, &d->reactive));
+  if (auto v = f.Get("variants")) {
+    if (!v->IsMap()) return v->Error("expected a mapping of variant names to tide options");
+    for (auto it = v->node().begin(); it != v->node().end(); ++it) {
+      const std::string name = it->first.as<std::string>();
+      Field field(it->second, StrCat(v->path(), ".", name), &v->file());
+      if (name == "tide" || name == "reactive" || name == "slurm-powersave" || name.starts_with("fixed")) {
+        return field.Error("a variant needs a name of its own, not a built-in policy's");
+      }
+      autoscale::AutoscalerOptions options = d->tide;  // a variant starts from tide's options
+      if (!it->second.IsNull()) TIDE_RETURN_IF_ERROR(ParseAutoscaler(field, cluster, &options));
+      d->variants.emplace_back(name, std::move(options));
+    }
+  }
   if (auto s = f.Get("slurm_powersave")) {
     // Slurm's own knob names, plus start_tick.
     TIDE_RETURN_IF_ERROR(s->OnlyKeys({"suspend_time", "start_tick"}));

@@ -12,11 +12,22 @@ using model::JobState;
 using model::Node;
 using model::NodeState;
 
+namespace {
+
+// The policy's choices about storage loading override the world's defaults.
+SimOptions WithPolicy(SimOptions o, const autoscale::PolicyProfile& p) {
+  if (p.autoscaler.storage.prefetch) o.world.storage.prefetch = *p.autoscaler.storage.prefetch;
+  if (p.autoscaler.storage.stagger) o.world.storage.max_concurrent = *p.autoscaler.storage.stagger;
+  return o;
+}
+
+}  // namespace
+
 Simulator::Simulator(const model::ClusterSpec* spec, autoscale::PolicyProfile policy, SimOptions options,
                      trace::TraceReader* trace, SimObserver* observer)
     : spec_(spec),
       policy_(std::move(policy)),
-      options_(std::move(options)),
+      options_(WithPolicy(std::move(options), policy_)),
       trace_(trace),
       observer_(observer),
       scheduler_(policy_.scheduler),

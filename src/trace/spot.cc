@@ -95,8 +95,10 @@ Result<std::vector<sim::SupplyPoint>> ReadSpotSupply(const std::string& path, st
   } else {
     return absl::InvalidArgumentError(StrCat("unknown spot trace format '", format, "'; known: auto, bamboo, gcloud, aws"));
   }
+  // Offsets count from the trace's first point.
   std::vector<sim::SupplyPoint> out;
-  for (const auto& [off, count] : at) out.push_back({Seconds(off), count});
+  const int64_t first = at.begin()->first;
+  for (const auto& [off, count] : at) out.push_back({Seconds(off - first), count});
   return out;
 }
 

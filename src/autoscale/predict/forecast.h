@@ -6,7 +6,7 @@
 // later.
 //
 //   forecast = mean over the last `days` days of the same kind (working day
-//              or weekend) of the GPUs submitted in [t - d, t - d + horizon]
+//              or weekend, in UTC) of the GPUs submitted in [t - d, t - d + horizon)
 //   buy      = ceil((forecast - free GPUs in the what-if) / node GPUs) nodes
 //              of the cheapest on-demand pool per GPU with room
 // It needs `min_days` such days of history. It is evaluated every `every`
@@ -35,7 +35,7 @@ class Forecast {
   Forecast(const ForecastOptions& o, Duration scan) : o_(o), scan_(scan) {}
   void Evaluate(PassContext* ctx, ScalingPlan* plan) const;
 
-  // GPUs submitted in [t - d*24h, t - d*24h + horizon], averaged over the
+  // GPUs submitted in [t - d*24h, t - d*24h + horizon), averaged over the
   // similar days of history; nullopt with too little history. For tests.
   std::optional<double> Expected(const model::ClusterState& state, Timestamp t, Duration horizon,
                                  int* days_used) const;

@@ -180,6 +180,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     std::vector<ScaleUpOption> options;
     for (int p = 0; p < num_pools; ++p) {
       if (spec.pools[p].tier == model::Tier::kReserved || spot_blocked[p]) continue;  // a fixed quota; a stock-out
+      if (!o_.buy_from.empty() && std::find(o_.buy_from.begin(), o_.buy_from.end(), p) == o_.buy_from.end()) continue;
       const int room = ctx->max_nodes[p] - ctx->live[p];
       sched::CapacitySnapshot::Fork fork(&snap);
       sched::SliceSnapshot slices = ctx->slices;

@@ -36,8 +36,11 @@ struct ScaleUpOptions {
   // pool that can grow. Zero turns it off (cluster-autoscaler and Slurm do not
   // look at job run times).
   std::optional<Duration> release_lookahead;
-  // Count the data transfer a pool's region would cost the jobs (MISSION 9).
+  // Count the data transfer a pool's region would cost the jobs (MISSION 9);
+  // the scheduler then also places jobs in their data's region first.
   bool egress_aware = true;
+  // Pools it may buy from (empty: all).
+  std::vector<int> buy_from;
 };
 
 struct TierOptions {
