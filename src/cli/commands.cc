@@ -120,6 +120,14 @@ int TraceSynth(const SynthArgs& args) {
   o.jobs_per_hour = args.jobs_per_hour;
   o.scale = args.scale;
   o.utc_offset_hours = args.utc_offset_hours;
+  o.hpo_bursts_per_workday = args.bursts_per_day;
+  o.long_runs_per_workday = args.long_runs_per_day;
+  o.elastic_share = args.elastic_share;
+  o.io_bound_share = args.io_bound_share;
+  o.idle_share = args.idle_share;
+  o.slice_share = args.slice_share;
+  o.data_share = args.data_share;
+  o.data_region = args.data_region;
   o.start = cfg.simulation.start;
   o.gpus_per_node = TraceOptionsFor(cfg).gpus_per_node;
   if (!args.start.empty()) {
@@ -136,7 +144,7 @@ int TraceSynth(const SynthArgs& args) {
     if (!file) return Fail(absl::NotFoundError(StrCat(args.out, ": cannot write")));
     out = &file;
   }
-  trace::NativeWriter writer(out, &cfg.cluster, o.start);
+  trace::NativeWriter writer(out, &cfg.cluster, o.start, o.Extended());
   int64_t n = 0;
   while (true) {
     auto job = (*reader)->Next();

@@ -33,6 +33,14 @@ struct SynthArgs {
   double scale = 1;
   int utc_offset_hours = 0;
   std::string start;
+  double bursts_per_day = 2;
+  double long_runs_per_day = 0.6;
+  double elastic_share = 0;
+  double io_bound_share = 0;
+  double idle_share = 0;
+  double slice_share = 0;
+  double data_share = 0;
+  std::string data_region = "default";
 };
 int TraceSynth(const SynthArgs& args);
 

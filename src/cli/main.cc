@@ -37,6 +37,25 @@ int main(int argc, char** argv) {
   synth_cmd->add_option("--utc-offset", synth.utc_offset_hours, "Hours east of UTC of the working day")
       ->capture_default_str();
   synth_cmd->add_option("--start", synth.start, "Time zero, ISO-8601 (default: simulation.start)");
+  synth_cmd->add_option("--bursts-per-day", synth.bursts_per_day,
+                        "Hyper-parameter-search bursts per working day (mean)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  synth_cmd->add_option("--long-runs-per-day", synth.long_runs_per_day, "Long training runs per working day (mean)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  synth_cmd->add_option("--elastic-share", synth.elastic_share,
+                        "Share of multi-GPU jobs made elastic, and of search bursts made one elastic async job")
+      ->check(CLI::Range(0.0, 1.0));
+  synth_cmd->add_option("--io-bound-share", synth.io_bound_share, "Share of elastic async jobs bound by their input")
+      ->check(CLI::Range(0.0, 1.0));
+  synth_cmd->add_option("--idle-share", synth.idle_share, "Share of regular jobs that hold GPUs and do nothing")
+      ->check(CLI::Range(0.0, 1.0));
+  synth_cmd->add_option("--slice-share", synth.slice_share, "Share of 1-GPU jobs that ask for a MIG slice")
+      ->check(CLI::Range(0.0, 1.0));
+  synth_cmd->add_option("--data-share", synth.data_share, "Share of jobs whose data lives in --data-region")
+      ->check(CLI::Range(0.0, 1.0));
+  synth_cmd->add_option("--data-region", synth.data_region, "The region that data lives in")->capture_default_str();
 
   tide::cli::StatsArgs stats;
   auto* stats_cmd = trace->add_subcommand("stats", "Summarise a trace: jobs, sizes, GPU-hours, demand");

@@ -235,9 +235,10 @@ Status ParseBootDelay(const Field& f, model::BootDelay* b) {
   return OkStatus();
 }
 
-Status ParsePool(const Field& f, const std::vector<model::InstanceType>& types, model::NodePool* p) {
+Status ParsePool(const Field& f, const std::vector<model::InstanceType>& types, model::NodePool* p,
+                 std::optional<std::pair<std::string, Field>>* min_priority) {
   TIDE_RETURN_IF_ERROR(f.OnlyKeys({"name", "instance_type", "tier", "region", "price_per_hour", "min_nodes",
-                                   "max_nodes", "nodes", "boot_delay", "priority", "mig"}));
+                                   "max_nodes", "nodes", "boot_delay", "priority", "mig", "min_priority"}));
   if (auto m = f.Get("mig")) {
     TIDE_RETURN_IF_ERROR(m->OnlyKeys({"profiles", "reconfigure"}));
     auto profiles = m->Get("profiles");
@@ -313,6 +314,11 @@ Status ParsePool(const Field& f, const std::vector<model::InstanceType>& types, 
                                 "it `nodes: N` (min_nodes = max_nodes)"));
   }
   if (auto b = f.Get("boot_delay")) TIDE_RETURN_IF_ERROR(ParseBootDelay(*b, &p->boot_delay));
+  if (auto m = f.Get("min_priority")) {
+    // A class name; resolved once the classes are known (see Parse).
+    TIDE_ASSIGN_OR_RETURN(std::string name, m->String());
+    min_priority->emplace(name, *m);
+  }
   if (auto n = f.Get("priority")) {
     TIDE_ASSIGN_OR_RETURN(v, n->Int(-1000000, 1000000));
     p->priority = static_cast<int>(v);
@@ -680,6 +686,7 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
     }
   }
 
+  std::vector<std::pair<size_t, std::pair<std::string, Field>>> pool_min_priority;
   auto pools = top.Get("pools");
   if (!pools) return top.Error("no pools: define at least one under `pools:`");
   if (!pools->IsSeq() || pools->size() == 0) return pools->Error("expected a non-empty list of pools");
@@ -687,7 +694,9 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
   for (size_t i = 0; i < pools->size(); ++i) {
     model::NodePool p;
     Field f = pools->At(i);
-    TIDE_RETURN_IF_ERROR(ParsePool(f, types, &p));
+    std::optional<std::pair<std::string, Field>> min_priority;
+    TIDE_RETURN_IF_ERROR(ParsePool(f, types, &p, &min_priority));
+    if (min_priority) pool_min_priority.emplace_back(c.cluster.pools.size(), *min_priority);
     if (c.cluster.PoolIndex(p.name) >= 0) return f.Error(StrCat("pool '", p.name, "' is defined twice"));
     if (!c.cluster.regions.empty() && c.cluster.RegionIndex(p.region) < 0) {
       std::vector<std::string> names;
@@ -728,6 +737,11 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
     if (c.cluster.default_priority_class < 0) return d->Error(StrCat("no priority class named '", s, "'"));
   }
   if (c.cluster.default_priority_class < 0) c.cluster.default_priority_class = 0;
+  for (const auto& [pool, named] : pool_min_priority) {
+    const int cls = c.cluster.PriorityClassIndex(named.first);
+    if (cls < 0) return named.second.Error(StrCat("no priority class named '", named.first, "'"));
+    c.cluster.pools[pool].min_priority = c.cluster.priority_classes[cls].value;
+  }
 
   if (auto s = top.Get("scheduler")) {
     TIDE_RETURN_IF_ERROR(s->OnlyKeys({"backfill"}));

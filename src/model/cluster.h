@@ -72,6 +72,9 @@ struct NodePool {
   BootDelay boot_delay;
   int priority = 0;  // the priority expander prefers pools with a higher value
   MigConfig mig;
+  // Only jobs of at least this priority value run here (MISSION 8.2: a pool
+  // for training that low-priority jobs cannot take). INT_MIN: any job.
+  int min_priority = INT32_MIN;
 };
 
 // A named priority. Higher `value` is scheduled first. `preemptible` and

@@ -78,6 +78,21 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   if (std::any_of(results.begin(), results.end(), [](const PolicyResult& r) { return r.cost.egress > 0; })) {
     row("    egress (data transfer)", [](const PolicyResult& r) { return Money(r.cost.egress); });
   }
+  // Who the money went to: jobs by priority class, and capacity no job held.
+  for (const auto& cls : spec.priority_classes) {
+    bool any = false;
+    for (const auto& r : results) {
+      for (const auto& [n, c] : r.cost_by_priority) any |= n == cls.name && c > 0;
+    }
+    if (!any) continue;
+    row(StrCat("    jobs of class ", cls.name), [&](const PolicyResult& r) {
+      for (const auto& [n, c] : r.cost_by_priority) {
+        if (n == cls.name) return Money(c);
+      }
+      return std::string("0");
+    });
+  }
+  row("    idle capacity", [](const PolicyResult& r) { return Money(r.cost_idle); });
   section("GPU-hours");
   row("  paid", [](const PolicyResult& r) { return Money(r.cost.gpu_hours_paid); });
   row("  busy", [](const PolicyResult& r) { return Money(r.gpu_hours_busy); });
@@ -191,6 +206,12 @@ nlohmann::ordered_json PolicyObject(const model::ClusterSpec& spec, const Policy
   }
   p["cost_by_tier"] = tiers;
   p["cost_egress"] = Round(r.cost.egress, 0.01);
+  nlohmann::ordered_json by_class, by_team;
+  for (const auto& [n, c] : r.cost_by_priority) by_class[n] = Round(c, 0.01);
+  for (const auto& [n, c] : r.cost_by_team) by_team[n] = Round(c, 0.01);
+  p["cost_by_priority"] = by_class;
+  p["cost_by_team"] = by_team;
+  p["cost_idle"] = Round(r.cost_idle, 0.01);
   nlohmann::ordered_json pools;
   for (size_t i = 0; i < spec.pools.size() && i < r.cost.by_pool.size(); ++i) {
     pools[spec.pools[i].name] = Round(r.cost.by_pool[i], 0.01);

@@ -3,9 +3,20 @@
 #include "sched/slices.h"
 
 namespace tide::sched {
+namespace {
 
-bool Eligible(const model::NodePool& pool, const model::JobSpec& job) {
+int PriorityValue(const model::ClusterSpec& spec, const model::JobSpec& job) {
+  const auto& classes = spec.priority_classes;
+  return job.priority_class >= 0 && job.priority_class < static_cast<int>(classes.size())
+             ? classes[job.priority_class].value
+             : 0;
+}
+
+}  // namespace
+
+bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priority) {
   if (pool.type.gpus < job.gpus_per_worker) return false;
+  if (priority < pool.min_priority) return false;
   // A slice goes on a MIG pool that offers its profile, or takes a whole GPU elsewhere.
   if (job.slice_units > 0 && pool.mig.enabled() && !pool.mig.Offers(job.slice_units)) return false;
   if (pool.tier == model::Tier::kSpot && (!job.preemptible || job.is_protected)) return false;
@@ -22,7 +33,7 @@ std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const 
   for (int i = 0; i < model::kNumTiers; ++i) {
     PoolMask near = 0, far = 0;
     for (size_t p = 0; p < spec.pools.size(); ++p) {
-      if (spec.pools[p].tier != order[i] || !Eligible(spec.pools[p], job)) continue;
+      if (spec.pools[p].tier != order[i] || !Eligible(spec.pools[p], job, PriorityValue(spec, job))) continue;
       const bool home = !data_first || job.data_region.empty() || spec.pools[p].region == job.data_region;
       (home ? near : far) |= PoolBit(static_cast<int>(p));
     }
@@ -69,7 +80,7 @@ bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, Sl
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job) {
   PoolMask mask = 0;
   for (size_t p = 0; p < spec.pools.size(); ++p) {
-    if (Eligible(spec.pools[p], job)) mask |= PoolBit(static_cast<int>(p));
+    if (Eligible(spec.pools[p], job, PriorityValue(spec, job))) mask |= PoolBit(static_cast<int>(p));
   }
   return mask;
 }

@@ -16,7 +16,8 @@ namespace tide::sched {
 //   - a slice job runs on MIG pools that offer its profile, or on pools
 //     that do not slice (taking a whole GPU);
 //   - spot capacity hosts only preemptible jobs that are not protected, so a
-//     high-priority (non-preemptible) job never lands on spot (MISSION 6).
+//     high-priority (non-preemptible) job never lands on spot (MISSION 6);
+//   - a pool with a min_priority takes only jobs of that priority or above.
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
 
 // The MIG pools among `mask`.
@@ -30,8 +31,8 @@ class SliceSnapshot;
 bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, SliceSnapshot* slices,
                    CapacitySnapshot* capacity, std::vector<model::NodeShare>* out);
 
-// True when `job` may run on `pool`.
-bool Eligible(const model::NodePool& pool, const model::JobSpec& job);
+// True when `job`, of priority value `priority`, may run on `pool`.
+bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priority = INT32_MAX);
 
 // The job's eligible pools in the order placement should try them (MISSION
 // 6: core work on the reserved base, interruptible work on spot):

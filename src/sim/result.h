@@ -29,6 +29,11 @@ struct PolicyResult {
   Timestamp horizon{};  // billing ends when the last job ends
 
   cost::CostSummary cost;
+  // Cost attributed to jobs (their share of each node's price while they
+  // hold it), by priority class and by team; what no job held is idle.
+  std::vector<std::pair<std::string, double>> cost_by_priority;
+  std::vector<std::pair<std::string, double>> cost_by_team;
+  double cost_idle = 0;
   double gpu_hours_busy = 0;
   double utilization = 0;  // busy / paid
 

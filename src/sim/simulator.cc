@@ -82,6 +82,7 @@ Status Simulator::Init() {
   state_.pools.assign(spec_->pools.size(), model::PoolStatus{});
   pool_seq_.assign(spec_->pools.size(), 0);
   waits_by_class_.assign(spec_->priority_classes.size(), {});
+  cost_by_class_.assign(spec_->priority_classes.size(), 0.0);
   jcts_by_class_.assign(spec_->priority_classes.size(), {});
   TIDE_ASSIGN_OR_RETURN(autoscale::Autoscaler as, autoscale::Autoscaler::Make(policy_.autoscaler));
   autoscaler_.emplace(std::move(as));
@@ -463,6 +464,23 @@ void Simulator::CloseSegments(const Job& job, Timestamp now) {
     }
   }
   busy_gpu_seconds_ += gpus * static_cast<double>((now - job.started).count());
+  Attribute(job, job.started, now);
+}
+
+void Simulator::Attribute(const Job& job, Timestamp from, Timestamp to) {
+  if (to <= from) return;
+  const double hours = static_cast<double>((to - from).count()) / 3600.0;
+  double cost = 0;
+  for (const auto& sh : job.alloc) {
+    const Node* n = FindNode(sh.node);
+    if (n == nullptr) continue;
+    const model::NodePool& pool = spec_->pools[n->pool];
+    const double gpus = sh.units > 0 ? static_cast<double>(sh.units) / pool.mig.units_per_gpu
+                                     : static_cast<double>(sh.workers) * job.spec.gpus_per_worker;
+    cost += pool.price_per_hour * gpus / pool.type.gpus * hours;
+  }
+  cost_by_class_[job.spec.priority_class] += cost;
+  cost_by_team_[job.spec.team.empty() ? "(none)" : job.spec.team] += cost;
 }
 
 void Simulator::FreeAllocation(Job& job, Timestamp now) {
@@ -517,6 +535,7 @@ void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool ca
 Status Simulator::ExitJob(model::JobId id, Timestamp now) {
   Job* job = FindJob(id);
   SimJob& sj = sim_jobs_[id];
+  Attribute(*job, job->started, now);  // the checkpoint it wrote on the way out
   job->saved = sj.stop_progress;
   if (observer_) observer_->OnInterrupt(*job, sj.stop_cause, 0, now);
   FreeAllocation(*job, now);
@@ -539,6 +558,7 @@ void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
   if (job.state == JobState::kStopping) {
     progress = sj.stop_progress;
     saved = sj.stop_fallback;
+    Attribute(job, job.started, now);
   } else {
     const JobRun& seg = sj.segments.back();
     CloseSegments(job, now);
@@ -561,6 +581,9 @@ void Simulator::Requeue(Job& job, Timestamp now) {
   job.state = JobState::kPending;
   job.progress = job.saved;
   job.workers = 0;
+  // Resizes belong to a run; the next run starts fresh.
+  job.last_resize = kInfinitePast;
+  job.workers_before_resize = 0;
   ++job.restarts;
   sim_jobs_[job.id].segments.clear();
   runs_.erase(job.id);
@@ -673,7 +696,8 @@ void Simulator::DrainNode(Node& n, Timestamp now) {
 void Simulator::MaybeFinishDrain(model::NodeId id, Timestamp now) {
   Node* n = FindNode(id);
   if (n == nullptr || n->state != NodeState::kDraining || !n->idle()) return;
-  TerminateNode(id, now, false);
+  // A spot node drained on the provider's notice is a reclaim, however early it empties.
+  TerminateNode(id, now, n->reclaim_at != kInfiniteFuture);
 }
 
 void Simulator::RecordDisruption(Timestamp now) {
@@ -1021,6 +1045,13 @@ PolicyResult Simulator::Finish() {
     r.jct_by_priority.emplace_back(spec_->priority_classes[c].name, ComputePercentiles(&jcts_by_class_[c]));
   }
   r.jobs_unstarted = r.jobs_total - r.jobs_started;
+  double attributed = 0;
+  for (size_t c = 0; c < spec_->priority_classes.size(); ++c) {
+    if (cost_by_class_[c] > 0) r.cost_by_priority.emplace_back(spec_->priority_classes[c].name, cost_by_class_[c]);
+    attributed += cost_by_class_[c];
+  }
+  for (const auto& [team, cost] : cost_by_team_) r.cost_by_team.emplace_back(team, cost);
+  r.cost_idle = std::max(0.0, r.cost.total - r.cost.egress - attributed);
   r.forecast_nodes_unused += static_cast<int64_t>(forecast_nodes_.size());  // never ran anything
   r.jobs_unschedulable = static_cast<int64_t>(unschedulable_.size());
   return r;

@@ -22,6 +22,7 @@
 #ifndef TIDE_SIM_SIMULATOR_H_
 #define TIDE_SIM_SIMULATOR_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,8 @@ class Simulator {
   void FreeAllocation(model::Job& job, Timestamp now);
   void Requeue(model::Job& job, Timestamp now);
   void CloseSegments(const model::Job& job, Timestamp now);
+  // Charges `job` for the GPUs it held from `from` to `to`.
+  void Attribute(const model::Job& job, Timestamp from, Timestamp to);
   Status RunAutoscaler(Timestamp now);
   Status ApplyResize(const autoscale::Action& a, Timestamp now);
   void CreateNode(int pool, Timestamp now, bool forecast);
@@ -194,6 +197,8 @@ class Simulator {
   std::vector<int64_t> waits_, jcts_;
   std::vector<std::vector<int64_t>> waits_by_class_, jcts_by_class_;
   double busy_gpu_seconds_ = 0;
+  std::vector<double> cost_by_class_;
+  std::map<std::string, double> cost_by_team_;
   double util_gpu_seconds_ = 0;
   PolicyResult result_;
   int live_nodes_ = 0;

@@ -84,6 +84,29 @@ class SynthReader final : public TraceReader {
 
   void Add(model::JobSpec job) { heap_.push({std::move(job), seq_++}); }
 
+  // The optional kinds of a regular job (SynthOptions). Draws only for the
+  // knobs that are on, so the default workload is unchanged.
+  void Decorate(model::JobSpec* j) {
+    if (o_.elastic_share > 0 && j->gpus() >= 2 && rng_.Bernoulli(o_.elastic_share)) {
+      const int gpus = j->gpus();
+      j->gpus_per_worker = std::min(gpus, 2);
+      j->workers = gpus / j->gpus_per_worker;
+      j->min_workers = std::max(1, j->workers / 2);
+      j->max_workers = j->workers * 2;
+    }
+    if (o_.idle_share > 0 && rng_.Bernoulli(o_.idle_share)) j->phases.train_util = 0.02;
+    if (o_.slice_share > 0 && j->gpus() == 1 && rng_.Bernoulli(o_.slice_share)) {
+      const double u = rng_.Uniform();
+      j->slice_units = u < 0.5 ? 1 : u < 0.8 ? 2 : 3;
+      j->slice = StrCat(j->slice_units, "g.", 10 * j->slice_units, "gb");
+    }
+    if (o_.data_share > 0 && rng_.Bernoulli(o_.data_share)) {
+      j->data_region = o_.data_region;
+      j->data_gb = std::round(rng_.LogNormal(200, 0.8));
+      j->output_gb = std::round(j->data_gb / 10);
+    }
+  }
+
   model::JobSpec Make(const char* kind, Timestamp submit, int gpus, Duration runtime, int cls, int team) {
     model::JobSpec j;
     j.name = fmt::format("{}-{:06d}", kind, ++counter_);
@@ -118,7 +141,9 @@ class SynthReader final : public TraceReader {
         const Duration rt = ClampedLogNormal(rng_, Seconds(static_cast<int64_t>(4000 * size_factor)), 1.3,
                                              Minutes(2), Hours(120));
         const int cls = rng_.Bernoulli(0.3) ? low_ : normal_;
-        Add(Make("job", t, gpus, rt, cls, Pick(rng_, kTeamWeights)));
+        model::JobSpec j = Make("job", t, gpus, rt, cls, Pick(rng_, kTeamWeights));
+        Decorate(&j);
+        Add(std::move(j));
       }
     }
     if (!workday) return;
@@ -131,6 +156,24 @@ class SynthReader final : public TraceReader {
       const Timestamp t0 = nine + Seconds(rng_.UniformInt(0, 8 * 3600 - 1));
       const int64_t size = rng_.UniformInt(o_.hpo_min_jobs, o_.hpo_max_jobs);
       const int team = Pick(rng_, kTeamWeights);
+      if (o_.elastic_share > 0 && rng_.Bernoulli(o_.elastic_share)) {
+        // One elastic asynchronous search instead of many separate trials:
+        // its workers run trials; it asks for half of them and may run with a
+        // quarter to all. Compute-bound searches keep their GPUs 95% busy;
+        // input-bound ones cannot feed more than they asked for.
+        const Duration rt = ClampedLogNormal(rng_, Minutes(90), 0.5, Minutes(20), Hours(8));
+        model::JobSpec j = Make("search", t0, static_cast<int>(size), rt, low_, team);
+        j.gpus_per_worker = 1;
+        j.max_workers = static_cast<int>(size);
+        j.workers = std::max(1, j.max_workers / 2);
+        j.min_workers = std::max(1, j.max_workers / 4);
+        j.async = true;
+        j.phases.train_util = 0.95;
+        if (o_.io_bound_share > 0 && rng_.Bernoulli(o_.io_bound_share)) j.io_bound_workers = j.workers;
+        if (o_.idle_share > 0 && rng_.Bernoulli(o_.idle_share)) j.phases.train_util = 0.02;
+        Add(std::move(j));
+        continue;
+      }
       for (int64_t k = 0; k < size; ++k) {
         const Timestamp t = t0 + Seconds(rng_.UniformInt(0, 300));
         const int gpus = rng_.Bernoulli(0.85) ? 1 : 2;
@@ -185,15 +228,23 @@ Result<std::unique_ptr<TraceReader>> MakeSynthReader(const SynthOptions& o, cons
   return std::unique_ptr<TraceReader>(std::make_unique<SynthReader>(o, spec, idx[0], idx[1], idx[2]));
 }
 
-NativeWriter::NativeWriter(std::ostream* out, const model::ClusterSpec* spec, Timestamp start)
-    : out_(out), spec_(spec), start_(start) {
-  *out_ << "job_id,submit_time,runtime,gpus_per_worker,workers,priority,preemptible,protected,team\n";
+NativeWriter::NativeWriter(std::ostream* out, const model::ClusterSpec* spec, Timestamp start, bool extended)
+    : out_(out), spec_(spec), start_(start), extended_(extended) {
+  *out_ << "job_id,submit_time,runtime,gpus_per_worker,workers,priority,preemptible,protected,team";
+  if (extended_) *out_ << ",min_workers,max_workers,async,io_bound_workers,train_util,slice,data_region,data_gb,output_gb";
+  *out_ << "\n";
 }
 
 void NativeWriter::Write(const model::JobSpec& j) {
   *out_ << j.name << ',' << (j.submit - start_).count() << ',' << j.runtime.count() << ',' << j.gpus_per_worker << ','
         << j.workers << ',' << spec_->priority_classes[j.priority_class].name << ','
-        << (j.preemptible ? "true" : "false") << ',' << (j.is_protected ? "true" : "false") << ',' << j.team << '\n';
+        << (j.preemptible ? "true" : "false") << ',' << (j.is_protected ? "true" : "false") << ',' << j.team;
+  if (extended_) {
+    *out_ << ',' << j.min_workers << ',' << j.max_workers << ',' << (j.async ? "true" : "false") << ','
+          << j.io_bound_workers << ',' << j.phases.train_util << ',' << j.slice << ',' << j.data_region << ','
+          << j.data_gb << ',' << j.output_gb;
+  }
+  *out_ << '\n';
 }
 
 }  // namespace tide::trace

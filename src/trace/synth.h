@@ -48,6 +48,18 @@ struct SynthOptions {
   std::string low_class = "low";
   // Scales every arrival rate (bursts and long runs too), for larger workloads.
   double scale = 1.0;
+
+  // Optional kinds of work (all 0 by default), for the policy examples:
+  double elastic_share = 0;   // multi-GPU regular jobs made elastic (half to twice their size);
+                              // hyper-parameter bursts made one elastic asynchronous search
+  double io_bound_share = 0;  // elastic asynchronous jobs whose input caps them at their size
+  double idle_share = 0;      // regular jobs that hold their GPUs and do nothing (2% busy)
+  double slice_share = 0;     // 1-GPU regular jobs that ask for a MIG slice (1g/2g/3g)
+  double data_share = 0;      // jobs whose data lives in `data_region`
+  std::string data_region = "default";
+  bool Extended() const {
+    return elastic_share > 0 || io_bound_share > 0 || idle_share > 0 || slice_share > 0 || data_share > 0;
+  }
 };
 
 // A TraceReader that generates jobs as they are read, one day ahead at most.
@@ -57,13 +69,15 @@ Result<std::unique_ptr<TraceReader>> MakeSynthReader(const SynthOptions& options
 // Writes jobs in tide's native CSV format, with submit times relative to `start`.
 class NativeWriter {
  public:
-  NativeWriter(std::ostream* out, const model::ClusterSpec* spec, Timestamp start);
+  // `extended` adds the optional columns (elasticity, utilisation, slices, data).
+  NativeWriter(std::ostream* out, const model::ClusterSpec* spec, Timestamp start, bool extended = false);
   void Write(const model::JobSpec& job);
 
  private:
   std::ostream* out_;
   const model::ClusterSpec* spec_;
   Timestamp start_;
+  bool extended_;
 };
 
 }  // namespace tide::trace

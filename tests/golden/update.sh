@@ -13,4 +13,8 @@ while IFS='|' read -r name args; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   (cd "$here/errors" && eval "\"$tide\" $args" > /dev/null 2> "expected/$name.txt" || true)
 done < "$here/errors/cases.txt"
-echo "regenerated; review: git diff -- $here"
+for ex in "$here"/../../examples/*/expected.txt; do
+  dir=$(dirname "$ex")
+  (cd "$dir" && "$tide" simulate --config cluster.yaml --trace jobs.csv --threads 1 > expected.txt)
+done
+echo "regenerated; review: git diff -- $here $here/../../examples"

@@ -66,6 +66,25 @@ int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int w
   return placed;
 }
 
+// Picks `count` workers of `j` to remove, from the nodes where it has the
+// fewest (to free whole nodes), and gives their GPUs back to the what-if.
+std::vector<model::NodeShare> RemoveWorkers(PassContext* ctx, const Job& j, int count) {
+  std::vector<model::NodeShare> alloc = j.alloc, out;
+  std::sort(alloc.begin(), alloc.end(), [](const auto& x, const auto& y) {
+    return x.workers != y.workers ? x.workers < y.workers : x.node > y.node;
+  });
+  for (const auto& sh : alloc) {
+    if (count == 0) break;
+    const int k = std::min(count, sh.workers);
+    out.push_back({sh.node, k});
+    if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) {
+      ctx->snap->Give(it->second, k * j.spec.gpus_per_worker);
+    }
+    count -= k;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool ElasticResizer::Settled(const PassContext& ctx, const Job& j, ScalingPlan* plan) const {
@@ -118,8 +137,13 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
                              "% for ", FormatDuration(u_.bottleneck_for), " after growing from ",
                              j.workers_before_resize, " to ", w,
                              " workers: a data-loading or communication bottleneck; more workers will not help, "
-                             "so tide will not grow it again");
+                             "so tide gives back the growth and will not grow it again");
         plan->actions.push_back(std::move(note));
+        // Undo the growth that did not help.
+        Action undo = Resize(*ctx, j, std::max(j.spec.MinWorkers(), j.workers_before_resize), "bottleneck");
+        undo.resize.remove = RemoveWorkers(ctx, j, w - undo.resize.workers);
+        ctx->touched.insert(j.id);
+        plan->actions.push_back(std::move(undo));
         continue;
       }
       plan->next_wakeup = std::min(plan->next_wakeup, due);
@@ -131,19 +155,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
         const int target = std::max(j.spec.MinWorkers(), w / 2);
         Action a = Resize(*ctx, j, target,
                           StrCat("utilisation below ", std::lround(u_.low * 100), "% for ", FormatDuration(u_.low_for)));
-        // Remove workers from the nodes where it has the fewest, to free whole nodes.
-        std::vector<model::NodeShare> alloc = j.alloc;
-        std::sort(alloc.begin(), alloc.end(), [](const auto& x, const auto& y) {
-          return x.workers != y.workers ? x.workers < y.workers : x.node > y.node;
-        });
-        int remove = w - target;
-        for (const auto& sh : alloc) {
-          if (remove == 0) break;
-          const int k = std::min(remove, sh.workers);
-          a.resize.remove.push_back({sh.node, k});
-          if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) snap.Give(it->second, k * j.spec.gpus_per_worker);
-          remove -= k;
-        }
+        a.resize.remove = RemoveWorkers(ctx, j, w - target);
         ctx->touched.insert(j.id);
         plan->actions.push_back(std::move(a));
         continue;
@@ -161,24 +173,33 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       const int extra = target - w;
       const std::string why =
           StrCat("utilisation above ", std::lround(u_.high * 100), "% for ", FormatDuration(u_.high_for));
-      sched::CapacitySnapshot::Fork fork(&snap);
+      // Asynchronous work can grow by any number of workers: take what fits
+      // on running nodes now.
       std::vector<sched::SlotShare> shares;
       const std::vector<int> slots = EligibleSlots(*ctx, ready, j);
-      if (PlaceOnFreeNow(ctx, slots, j.spec.gpus_per_worker, extra, &shares) == extra) {
-        fork.Commit();
-        Action a = Resize(*ctx, j, target, why);
-        for (const auto& s : shares) a.resize.add.push_back({snap.id(s.slot), s.workers});
+      const int placed = PlaceOnFreeNow(ctx, slots, j.spec.gpus_per_worker, extra, &shares);
+      if (placed > 0) {
+        Action a = Resize(*ctx, j, w + placed, why);
+        for (const auto& s : shares) {
+          a.resize.add.push_back({snap.id(s.slot), s.workers});
+          ctx->needed.insert(snap.id(s.slot));  // busy from now on: not idle for release
+        }
         ctx->touched.insert(j.id);
         plan->actions.push_back(std::move(a));
-        continue;
       }
-      // Not enough on running nodes: wait for booting ones, or buy.
+      // For the rest, buy only whole nodes' worth: a node bought for a few
+      // workers would mostly idle. Capacity already booting counts first.
+      const int rest = extra - placed;
       const sched::PoolMask mask = sched::EligiblePools(ctx->spec, j.spec);
-      if (snap.Slots(mask, j.spec.gpus_per_worker) >= extra + 0) {
-        continue;  // capacity that is booting will hold it; grow when it is up
+      int per_node = 0;
+      for (size_t p = 0; p < ctx->spec.pools.size(); ++p) {
+        if (mask & sched::PoolBit(static_cast<int>(p))) {
+          per_node = std::max(per_node, ctx->spec.pools[p].type.gpus / j.spec.gpus_per_worker);
+        }
       }
-      Demand d{&j, mask, extra};
-      ctx->demands.push_back(d);
+      const int64_t booting = snap.Slots(mask, j.spec.gpus_per_worker);
+      const int64_t whole = per_node > 0 ? (rest - booting) / per_node * per_node : 0;
+      if (whole > 0) ctx->demands.push_back(Demand{&j, mask, static_cast<int>(whole)});
     }
   }
 }
