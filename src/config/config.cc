@@ -337,8 +337,13 @@ Status ParseSchedule(const Field& f, const model::ClusterSpec& cluster, autoscal
     }
   }
   auto rules = f.Get("rules");
-  if (!rules) return OkStatus();
+  if (!rules) {
+    // `rules: []` (or an empty value) switches them off.
+    if (f.node()["rules"].IsDefined()) o->rules.clear();
+    return OkStatus();
+  }
   if (!rules->IsSeq()) return rules->Error("expected a list of rules");
+  o->rules.clear();  // a list replaces the rules it would inherit
   for (size_t i = 0; i < rules->size(); ++i) {
     Field r = rules->At(i);
     TIDE_RETURN_IF_ERROR(r.OnlyKeys({"name", "pools", "days", "from", "to", "min_nodes", "max_nodes", "lead", "drain"}));

@@ -88,8 +88,10 @@ std::vector<model::NodeShare> RemoveWorkers(PassContext* ctx, const Job& j, int 
 }  // namespace
 
 bool ElasticResizer::Settled(const PassContext& ctx, const Job& j, ScalingPlan* plan) const {
-  const Timestamp since = std::max(j.started, j.last_resize);
-  const Timestamp settled = since + std::max(u_.warmup, e_.cooldown);
+  // Nothing is read until the run's data loading is over (warm-up after a
+  // start) and a resize has had time to show its effect (cooldown).
+  const Timestamp settled = std::max(j.started + u_.warmup,
+                                     j.last_resize == kInfinitePast ? kInfinitePast : j.last_resize + e_.cooldown);
   if (ctx.now < settled) {
     plan->next_wakeup = std::min(plan->next_wakeup, settled);
     return false;
