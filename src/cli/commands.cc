@@ -122,6 +122,7 @@ int TraceSynth(const SynthArgs& args) {
   o.utc_offset_hours = args.utc_offset_hours;
   o.hpo_bursts_per_workday = args.bursts_per_day;
   o.long_runs_per_workday = args.long_runs_per_day;
+  o.morning_rush = args.morning_rush;
   o.elastic_share = args.elastic_share;
   o.io_bound_share = args.io_bound_share;
   o.idle_share = args.idle_share;

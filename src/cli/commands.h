@@ -35,6 +35,7 @@ struct SynthArgs {
   std::string start;
   double bursts_per_day = 2;
   double long_runs_per_day = 0.6;
+  double morning_rush = 0;
   double elastic_share = 0;
   double io_bound_share = 0;
   double idle_share = 0;

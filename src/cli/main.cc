@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   synth_cmd->add_option("--long-runs-per-day", synth.long_runs_per_day, "Long training runs per working day (mean)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1000.0));
+  synth_cmd->add_option("--morning-rush", synth.morning_rush,
+                        "Extra jobs submitted at local 09:00-09:15 each working day (mean)")
+      ->check(CLI::Range(0.0, 100000.0));
   synth_cmd->add_option("--elastic-share", synth.elastic_share,
                         "Share of multi-GPU jobs made elastic, and of search bursts made one elastic async job")
       ->check(CLI::Range(0.0, 1.0));

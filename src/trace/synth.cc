@@ -150,6 +150,22 @@ class SynthReader final : public TraceReader {
     // Working hours in local time, as UTC instants of this day.
     const Timestamp nine = day_start - offset + Hours(9);
 
+    // The morning rush (drawn only when on, so other workloads are unchanged).
+    if (o_.morning_rush > 0) {
+      const int64_t n = rng_.Poisson(o_.morning_rush * o_.scale);
+      for (int64_t k = 0; k < n; ++k) {
+        const int gpus = Pick(rng_, kRegularGpus);
+        const double size_factor = 1.0 + std::log2(static_cast<double>(gpus)) / 4.0;
+        const Duration rt = ClampedLogNormal(rng_, Seconds(static_cast<int64_t>(4000 * size_factor)), 1.3,
+                                             Minutes(2), Hours(120));
+        const int cls = rng_.Bernoulli(0.3) ? low_ : normal_;
+        model::JobSpec j = Make("job", nine + Seconds(rng_.UniformInt(0, 899)), gpus, rt, cls,
+                                Pick(rng_, kTeamWeights));
+        Decorate(&j);
+        Add(std::move(j));
+      }
+    }
+
     // Hyper-parameter-search bursts.
     const int64_t bursts = rng_.Poisson(o_.hpo_bursts_per_workday * o_.scale);
     for (int64_t b = 0; b < bursts; ++b) {
@@ -211,6 +227,7 @@ class SynthReader final : public TraceReader {
 
 Result<std::unique_ptr<TraceReader>> MakeSynthReader(const SynthOptions& o, const model::ClusterSpec* spec) {
   if (o.days < 1 || o.days > 3660) return absl::InvalidArgumentError("synth: days must be between 1 and 3660");
+  if (o.morning_rush < 0) return absl::InvalidArgumentError("synth: morning_rush must not be negative");
   if (o.jobs_per_hour < 0 || o.scale <= 0) return absl::InvalidArgumentError("synth: rates must be positive");
   if (o.hpo_min_jobs < 1 || o.hpo_max_jobs < o.hpo_min_jobs) {
     return absl::InvalidArgumentError("synth: need 1 <= hpo_min_jobs <= hpo_max_jobs");

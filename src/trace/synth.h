@@ -41,6 +41,9 @@ struct SynthOptions {
   int hpo_min_jobs = 20;
   int hpo_max_jobs = 60;
   double long_runs_per_workday = 0.6;
+  // Extra regular jobs submitted in the first 15 minutes of each working day
+  // (local 09:00): work prepared overnight, a peak that can be predicted.
+  double morning_rush = 0;
   int gpus_per_node = 8;  // how multi-GPU jobs split into workers
   // Priority class names used; they must exist in the cluster spec.
   std::string high_class = "high";

@@ -275,6 +275,27 @@ TEST_F(SynthTest, RegularRateFollowsJobsPerHour) {
   EXPECT_NEAR(static_cast<double>(jobs.size()), expected, 0.15 * expected);
 }
 
+TEST_F(SynthTest, MorningRushComesAtLocalNineOnWorkingDaysOnly) {
+  SynthOptions o;
+  o.days = 7;
+  o.utc_offset_hours = 8;
+  o.jobs_per_hour = 0.0001;  // next to nothing but the rush
+  o.hpo_bursts_per_workday = 0;
+  o.long_runs_per_workday = 0;
+  o.morning_rush = 40;
+  const auto jobs = Generate(o);
+  EXPECT_GT(jobs.size(), 5u * 25);
+  EXPECT_LT(jobs.size(), 5u * 55 + 3);
+  int in_rush = 0;
+  for (const auto& j : jobs) {
+    const int64_t local = ToUnixSeconds(j.submit) + 8 * 3600;
+    const int64_t second_of_day = ((local % 86400) + 86400) % 86400;
+    const int weekday = static_cast<int>(((local / 86400) % 7 + 7 + 3) % 7);
+    if (second_of_day >= 9 * 3600 && second_of_day < 9 * 3600 + 900 && weekday < 5) ++in_rush;
+  }
+  EXPECT_GE(in_rush, static_cast<int>(jobs.size()) - 3);
+}
+
 TEST_F(SynthTest, GpusPerNodeBoundsWorkers) {
   SynthOptions o;
   o.gpus_per_node = 4;
@@ -351,6 +372,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSynthCase{"ZeroDays", [](SynthOptions* o) { o->days = 0; }, "days must be between 1 and 3660"},
         BadSynthCase{"TooManyDays", [](SynthOptions* o) { o->days = 4000; }, "days must be between 1 and 3660"},
         BadSynthCase{"NegativeRate", [](SynthOptions* o) { o->jobs_per_hour = -1; }, "rates must be positive"},
+        BadSynthCase{"NegativeRush", [](SynthOptions* o) { o->morning_rush = -1; }, "morning_rush must not be negative"},
         BadSynthCase{"ZeroScale", [](SynthOptions* o) { o->scale = 0; }, "rates must be positive"},
         BadSynthCase{"HpoMinAboveMax",
                      [](SynthOptions* o) {
