@@ -103,6 +103,7 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
     return StrCat(HumanDuration(r.wait_s.p50), " / ", HumanDuration(r.wait_s.p95), " / ",
                         HumanDuration(r.wait_s.p99));
   });
+  row("  mean", [](const PolicyResult& r) { return HumanDuration(static_cast<int64_t>(std::llround(r.wait_s.mean))); });
   for (const auto& cls : spec.priority_classes) {
     bool any = false;
     for (const auto& r : results) {
