@@ -193,6 +193,18 @@ SimRun Simulate(const std::string& name, const model::ClusterSpec& base, const s
   return r;
 }
 
+// Every unit of money is either some job's (by class, and again by team),
+// idle capacity's, or egress.
+void ExpectCostFullyAttributed(const sim::PolicyResult& r) {
+  double by_class = 0, by_team = 0;
+  for (const auto& [name, c] : r.cost_by_priority) by_class += c;
+  for (const auto& [name, c] : r.cost_by_team) by_team += c;
+  const double tolerance = 1e-6 * r.cost.total + 0.01;
+  EXPECT_NEAR(by_class + r.cost_idle + r.cost.egress, r.cost.total, tolerance);
+  EXPECT_NEAR(by_team + r.cost_idle + r.cost.egress, r.cost.total, tolerance);
+  EXPECT_GE(r.cost_idle, -tolerance);
+}
+
 class PropertyTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PropertyTest, InvariantsHoldOnRandomWorkloads) {
@@ -213,6 +225,7 @@ TEST_P(PropertyTest, InvariantsHoldOnRandomWorkloads) {
       EXPECT_EQ(res.jobs_unschedulable, 2);
     }
     EXPECT_LE(res.gpu_hours_busy, res.cost.gpu_hours_paid + 1e-9);
+    ExpectCostFullyAttributed(res);
   }
   if (GetParam().rfind("fixed", 0) != 0) EXPECT_GT(buys, 0);
 }
@@ -438,6 +451,7 @@ TEST(EveryPolicyOnTest, InvariantsHold) {
     // Everything that started either completed or was cancelled as idle.
     EXPECT_EQ(r.jobs_completed + r.jobs_cancelled + r.jobs_unstarted, r.jobs_total);
     EXPECT_EQ(r.jobs_unstarted, r.jobs_unschedulable);
+    ExpectCostFullyAttributed(r);
     interrupts += checker.interrupts();
     resizes += r.resizes;
     reclaims += r.reclaims;

@@ -179,6 +179,44 @@ TEST_F(AutoscalerTest, ChoosesTheCheaperPoolPerUsedGpu) {
   EXPECT_THAT(Of(plan, ActionKind::kScaleUp)[0].reason, HasSubstr("least-cost"));
 }
 
+TEST_F(AutoscalerTest, EgressDecidesBetweenRegions) {
+  spec_ = testing::Spec({Pool("north", 8, Tier::kOnDemand, 100, 0, 10), Pool("west", 8, Tier::kOnDemand, 85, 0, 10)});
+  spec_.pools[0].region = "north";
+  spec_.pools[1].region = "west";
+  spec_.regions = {{"north", 0.8}, {"west", 0.8}};
+  model::Job j = Pending(1, 8, 1, 0, /*runtime=*/2 * 3600);
+  j.spec.data_region = "north";
+  j.spec.data_gb = 200;
+  j.spec.output_gb = 20;
+  state_.jobs = {j};
+  EXPECT_DOUBLE_EQ(spec_.EgressCost(j.spec, 0), 0);
+  EXPECT_DOUBLE_EQ(spec_.EgressCost(j.spec, 1), 200 * 0.8 + 20 * 0.8);
+  AutoscalerOptions o = TideOptions();
+  o.scale_up.trigger.pending_grace = Seconds(0);
+  // West saves 15/h on compute but moving the data costs 176 over two hours.
+  EXPECT_EQ(Bought(RunOnce(o, 0), 0), 1);
+  // Blind to egress, the cheaper compute wins.
+  o.scale_up.egress_aware = false;
+  EXPECT_EQ(Bought(RunOnce(o, 0), 1), 1);
+  // A small data set does not pay for the dearer region: 10 GB costs 8, less than 30 of compute.
+  o.scale_up.egress_aware = true;
+  state_.jobs[0].spec.data_gb = 10;
+  state_.jobs[0].spec.output_gb = 0;
+  EXPECT_EQ(Bought(RunOnce(o, 0), 1), 1);
+}
+
+TEST_F(AutoscalerTest, BuysOnlyFromTheListedPools) {
+  spec_ = testing::Spec({Pool("cheap", 8, Tier::kOnDemand, 50, 0, 10), Pool("dear", 8, Tier::kOnDemand, 100, 0, 10)});
+  state_.jobs = {Pending(1, 8, 1)};
+  AutoscalerOptions o = TideOptions();
+  o.scale_up.trigger.pending_grace = Seconds(0);
+  EXPECT_EQ(Bought(RunOnce(o, 0), 0), 1);
+  o.scale_up.buy_from = {1};
+  const ScalingPlan plan = RunOnce(o, 0);
+  EXPECT_EQ(Bought(plan, 0), 0);
+  EXPECT_EQ(Bought(plan, 1), 1);
+}
+
 TEST_F(AutoscalerTest, OnePoolPerPassWhenAsked) {
   spec_ = testing::Spec({Pool("a", 8, Tier::kOnDemand, 100, 0, 1), Pool("b", 8, Tier::kOnDemand, 100, 0, 10)});
   for (int i = 1; i <= 3; ++i) state_.jobs.push_back(Pending(i, 8, 1));

@@ -8,6 +8,12 @@ namespace tide::autoscale {
 
 namespace {
 
+std::vector<std::string> VariantNames(const PolicyDefaults& d) {
+  std::vector<std::string> names;
+  for (const auto& [name, options] : d.variants) names.push_back(name);
+  return names;
+}
+
 // The mechanisms only tide has; baselines run without them.
 void TideOnlyOff(AutoscalerOptions* o) {
   o->spot_notice.enabled = false;
@@ -157,7 +163,7 @@ Result<PolicyProfile> MakePolicy(std::string_view text, const PolicyDefaults& d,
   } else {
     return absl::InvalidArgumentError(
         StrCat("unknown policy '", p.name, "'; known: ", StrJoin(PolicyNames(), ", "),
-               d.variants.empty() ? "" : ", or a variant under policies.variants"));
+               d.variants.empty() ? "" : StrCat("; variants: ", StrJoin(VariantNames(d), ", "))));
   }
   TIDE_RETURN_IF_ERROR(check(p.autoscaler));
   return p;

@@ -235,6 +235,73 @@ TEST(LoadConfigTest, MissingFileIsNotFound) {
   EXPECT_THAT(Msg(c.status()), HasSubstr(path));
 }
 
+
+constexpr char kTwoPools[] = R"(pools:
+  - {name: od, instance_type: {gpus: 8}, price_per_hour: 100, region: north}
+  - {name: spot, instance_type: {gpus: 8}, tier: spot, price_per_hour: 30, region: west, min_priority: normal}
+regions:
+  - {name: north, egress_per_gb: 0.8}
+  - {name: west}
+)";
+
+TEST(ParseConfigTest, RegionsPoolRegionsAndMinPriority) {
+  auto c = ParseConfig(kTwoPools, "r.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->cluster.regions.size(), 2u);
+  EXPECT_EQ(c->cluster.regions[0].name, "north");
+  EXPECT_DOUBLE_EQ(c->cluster.regions[0].egress_per_gb, 0.8);
+  EXPECT_DOUBLE_EQ(c->cluster.regions[1].egress_per_gb, 0);
+  EXPECT_EQ(c->cluster.pools[0].region, "north");
+  EXPECT_EQ(c->cluster.pools[1].region, "west");
+  EXPECT_EQ(c->cluster.pools[0].min_priority, INT32_MIN);  // anyone
+  EXPECT_EQ(c->cluster.pools[1].min_priority, 50);         // normal's value
+}
+
+TEST(ParseConfigTest, VariantsStartFromTideOptions) {
+  auto c = ParseConfig(StrCat(kTwoPools, R"(policies:
+  variants:
+    cheap: {spot_share: 1, buy_from: [spot]}
+    plain:
+  tide: {pending_threshold: 5}
+)"), "v.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto& d = c->policies;
+  EXPECT_EQ(d.tide.scale_up.trigger.pending_threshold, 5);
+  ASSERT_EQ(d.variants.size(), 2u);
+  EXPECT_EQ(d.variants[0].first, "cheap");
+  // Inherited from tide (given after the variants in the file, read first).
+  EXPECT_EQ(d.variants[0].second.scale_up.trigger.pending_threshold, 5);
+  EXPECT_DOUBLE_EQ(d.variants[0].second.tiers.spot_share, 1);
+  EXPECT_THAT(d.variants[0].second.scale_up.buy_from, ElementsAre(1));
+  EXPECT_DOUBLE_EQ(d.tide.tiers.spot_share, 0.3);  // tide itself unchanged
+  EXPECT_TRUE(d.tide.scale_up.buy_from.empty());
+  EXPECT_EQ(d.variants[1].first, "plain");  // an empty variant is tide as configured
+  EXPECT_EQ(d.variants[1].second.scale_up.trigger.pending_threshold, 5);
+}
+
+TEST(ParseConfigTest, ScheduleRulesListReplacesAndEmptyListClears) {
+  auto c = ParseConfig(StrCat(kTwoPools, R"(policies:
+  tide:
+    schedule:
+      rules:
+        - {name: evening, pools: [od], from: '18:00', to: '08:00', max_nodes: 0}
+        - {name: morning, pools: [od], from: '09:00', to: '10:00', min_nodes: 2}
+  variants:
+    no-schedule: {schedule: {rules: []}}
+    evening-only:
+      schedule:
+        rules:
+          - {name: evening, pools: [od], from: '18:00', to: '08:00', max_nodes: 0}
+)"), "s.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto& d = c->policies;
+  ASSERT_EQ(d.tide.schedule.rules.size(), 2u);
+  ASSERT_EQ(d.variants.size(), 2u);
+  EXPECT_TRUE(d.variants[0].second.schedule.rules.empty());
+  ASSERT_EQ(d.variants[1].second.schedule.rules.size(), 1u);
+  EXPECT_EQ(d.variants[1].second.schedule.rules[0].name, "evening");
+}
+
 struct BadConfigCase {
   std::string name;
   std::string text;
@@ -411,6 +478,24 @@ INSTANTIATE_TEST_SUITE_P(
                       "simulation.seed: must be between 0 and"},
         BadConfigCase{"UnknownSimulationKey", "simulation:\n  days: 7\npools:\n" GOOD_POOL, "bad.yaml:2:3: ",
                       "simulation.days: unknown field; expected one of: seed, start, gpus_per_worker_max"},
+        BadConfigCase{"VariantNamedLikeABuiltIn",
+                      "pools:\n" GOOD_POOL "policies:\n  variants:\n    reactive: {spot_share: 0}\n", "bad.yaml:5:15: ",
+                      "policies.variants.reactive: a variant needs a name of its own"},
+        BadConfigCase{"VariantUnknownOption",
+                      "pools:\n" GOOD_POOL "policies:\n  variants:\n    v: {spot_shar: 0}\n", "bad.yaml:5:9: ",
+                      "policies.variants.v.spot_shar: unknown field (did you mean 'spot_share'?)"},
+        BadConfigCase{"BuyFromUnknownPool", "pools:\n" GOOD_POOL "policies:\n  tide: {buy_from: [gpu, tpu]}\n",
+                      "bad.yaml:4:20: ", "policies.tide.buy_from: no pool named 'tpu'"},
+        BadConfigCase{"MinPriorityUnknownClass",
+                      "pools:\n  - {name: gpu, instance_type: {gpus: 8}, price_per_hour: 1, min_priority: urgent}\n",
+                      "bad.yaml:2:", "no priority class named 'urgent'"},
+        BadConfigCase{"PoolRegionNotDefined",
+                      "regions:\n  - {name: north}\npools:\n  - {name: gpu, instance_type: {gpus: 8}, price_per_hour: 1, region: south}\n",
+                      "bad.yaml:4:", "region 'south' is not under `regions:` (north)"},
+        BadConfigCase{"RegionTwice", "regions:\n  - {name: a}\n  - {name: a}\npools:\n" GOOD_POOL, "bad.yaml:3:5: ",
+                      "regions[1]: region 'a' is defined twice"},
+        BadConfigCase{"NegativeEgress", "regions:\n  - {name: a, egress_per_gb: -1}\npools:\n" GOOD_POOL, "bad.yaml:2:",
+                      "egress_per_gb: must be between 0 and"},
         BadConfigCase{"UnknownSchedulerKey", "pools:\n" GOOD_POOL "scheduler:\n  backfil: true\n",
                       "bad.yaml:4:3: ", "scheduler.backfil: unknown field (did you mean 'backfill'?); expected one of: backfill"}),
     [](const auto& info) { return info.param.name; });

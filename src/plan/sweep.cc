@@ -25,8 +25,11 @@ Result<std::vector<std::string>> Values(std::string_view text, std::string_view 
     double lo, hi, st;
     if (!absl::SimpleAtod(absl::string_view(a.data(), a.size()), &lo) ||
         !absl::SimpleAtod(absl::string_view(rest.data(), rest.size()), &hi) ||
-        !absl::SimpleAtod(absl::string_view(step.data(), step.size()), &st) || st <= 0 || hi < lo) {
+        !absl::SimpleAtod(absl::string_view(step.data(), step.size()), &st) || st <= 0) {
       return absl::InvalidArgumentError(StrCat("--sweep ", arg, ": write a range as FROM..TO:STEP, like 0..20:5"));
+    }
+    if (hi < lo) {
+      return absl::InvalidArgumentError(StrCat("--sweep ", arg, ": the range runs backwards (", a, " is above ", rest, ")"));
     }
     for (double v = lo; v <= hi + 1e-9; v += st) {
       out.push_back(std::fabs(v - std::round(v)) < 1e-9 ? StrCat(static_cast<int64_t>(std::llround(v)))
@@ -87,7 +90,7 @@ Result<std::vector<SweepPoint>> ExpandSweeps(const std::vector<std::string>& swe
 Status Apply(const SweepPoint& point, config::Config* c) {
   auto& spec = c->cluster;
   for (const Setting& s : point.settings) {
-    const std::string where = StrCat("--sweep ", s.name, "=", s.value);
+    const std::string where = StrCat("--sweep ", s.name, s.pool.empty() ? "" : ":", s.pool, "=", s.value);
     auto count = [&]() -> Result<int> {
       int v;
       if (!ParseInt(s.value, &v) || v < 0) return absl::InvalidArgumentError(StrCat(where, ": expected a node count"));

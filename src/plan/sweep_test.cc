@@ -19,7 +19,9 @@ TEST(SweepTest, ListsAndRangesMultiply) {
 TEST(SweepTest, Errors) {
   EXPECT_THAT(std::string(Message(ExpandSweeps({"cores=1"}).status())), HasSubstr("unknown setting 'cores'"));
   EXPECT_THAT(std::string(Message(ExpandSweeps({"reserved"}).status())), HasSubstr("write NAME=VALUES"));
-  EXPECT_THAT(std::string(Message(ExpandSweeps({"reserved=5..1"}).status())), HasSubstr("FROM..TO:STEP"));
+  EXPECT_THAT(std::string(Message(ExpandSweeps({"reserved=5..1"}).status())), HasSubstr("runs backwards"));
+  EXPECT_THAT(std::string(Message(ExpandSweeps({"reserved=1..x"}).status())), HasSubstr("FROM..TO:STEP"));
+  EXPECT_THAT(std::string(Message(ExpandSweeps({"reserved=1..5:0"}).status())), HasSubstr("FROM..TO:STEP"));
   EXPECT_THAT(std::string(Message(ExpandSweeps({"threshold:gpu=1"}).status())), HasSubstr("only reserved and max"));
 }
 

@@ -1,16 +1,23 @@
 # Every examples/<name>/ with an expected.txt: `tide simulate` on its
-# cluster.yaml and jobs.csv prints exactly expected.txt. The design pages
-# quote these numbers, so this keeps them true.
+# cluster.yaml and jobs.csv (or, when the example has a command.txt, tide with
+# the arguments in it) prints exactly expected.txt. The design pages quote
+# these numbers, so this keeps them true.
 # Regenerate after a deliberate change: tests/golden/update.sh, and review the diff.
 file(GLOB expected RELATIVE "${SRC}/examples" "${SRC}/examples/*/expected.txt")
 set(failed "")
 foreach(e IN LISTS expected)
   get_filename_component(name "${e}" DIRECTORY)
   set(dir "${SRC}/examples/${name}")
-  execute_process(COMMAND "${TIDE}" simulate --config cluster.yaml --trace jobs.csv --threads 1
+  set(args simulate --config cluster.yaml --trace jobs.csv --threads 1)
+  if(EXISTS "${dir}/command.txt")
+    file(READ "${dir}/command.txt" line)
+    string(STRIP "${line}" line)
+    separate_arguments(args UNIX_COMMAND "${line}")
+  endif()
+  execute_process(COMMAND "${TIDE}" ${args}
                   WORKING_DIRECTORY "${dir}" OUTPUT_VARIABLE got ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message("${name}: tide simulate failed (${rc}): ${err}")
+    message("${name}: tide ${args} failed (${rc}): ${err}")
     list(APPEND failed ${name})
     continue()
   endif()

@@ -15,6 +15,11 @@ while IFS='|' read -r name args; do
 done < "$here/errors/cases.txt"
 for ex in "$here"/../../examples/*/expected.txt; do
   dir=$(dirname "$ex")
-  (cd "$dir" && "$tide" simulate --config cluster.yaml --trace jobs.csv --threads 1 > expected.txt)
+  if [[ -f "$dir/command.txt" ]]; then
+    read -r -a args < "$dir/command.txt"
+    (cd "$dir" && "$tide" "${args[@]}" > expected.txt)
+  else
+    (cd "$dir" && "$tide" simulate --config cluster.yaml --trace jobs.csv --threads 1 > expected.txt)
+  fi
 done
 echo "regenerated; review: git diff -- $here $here/../../examples"

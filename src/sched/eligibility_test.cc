@@ -1,0 +1,87 @@
+#include "sched/eligibility.h"
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testutil/builders.h"
+
+namespace tide::sched {
+namespace {
+
+using model::Tier;
+using ::testing::ElementsAre;
+
+constexpr int kHigh = 0, kNormal = 1, kLow = 2;
+
+model::JobSpec Job(int gpus, int cls, bool preemptible) {
+  model::JobSpec j = testing::JobSpecOf("j", 0, gpus, 1, 3600, cls);
+  j.preemptible = preemptible;
+  return j;
+}
+
+class EligibilityTest : public ::testing::Test {
+ protected:
+  // 0 reserved, 1 on-demand (north), 2 on-demand (west), 3 spot (west), 4 a small on-demand pool
+  EligibilityTest()
+      : spec_(testing::Spec({testing::Pool("res", 8, Tier::kReserved, 55, 2, 2),
+                             testing::Pool("od-north", 8, Tier::kOnDemand, 100, 0, 10),
+                             testing::Pool("od-west", 8, Tier::kOnDemand, 85, 0, 10),
+                             testing::Pool("spot-west", 8, Tier::kSpot, 30, 0, 10),
+                             testing::Pool("small", 2, Tier::kOnDemand, 30, 0, 10)})) {
+    spec_.pools[1].region = "north";
+    spec_.pools[2].region = "west";
+    spec_.pools[3].region = "west";
+  }
+  model::ClusterSpec spec_;
+};
+
+TEST_F(EligibilityTest, NodeMustHoldAWorker) {
+  EXPECT_EQ(EligiblePools(spec_, Job(4, kNormal, false)), PoolBit(0) | PoolBit(1) | PoolBit(2));
+  EXPECT_EQ(EligiblePools(spec_, Job(2, kNormal, false)), PoolBit(0) | PoolBit(1) | PoolBit(2) | PoolBit(4));
+  EXPECT_EQ(EligiblePools(spec_, Job(16, kNormal, false)), PoolMask{0});
+}
+
+TEST_F(EligibilityTest, SpotTakesOnlyPreemptibleUnprotectedJobs) {
+  EXPECT_FALSE(EligiblePools(spec_, Job(8, kHigh, false)) & PoolBit(3));
+  EXPECT_FALSE(EligiblePools(spec_, Job(8, kNormal, false)) & PoolBit(3));
+  EXPECT_TRUE(EligiblePools(spec_, Job(8, kLow, true)) & PoolBit(3));
+  model::JobSpec eval = Job(8, kLow, true);
+  eval.is_protected = true;  // a protected job is never put where it can be reclaimed
+  EXPECT_FALSE(EligiblePools(spec_, eval) & PoolBit(3));
+}
+
+TEST_F(EligibilityTest, MinPriorityKeepsLowerClassesOff) {
+  spec_.pools[0].min_priority = 100;  // the reserved base is for high priority only
+  spec_.pools[1].min_priority = 50;
+  EXPECT_TRUE(EligiblePools(spec_, Job(8, kHigh, false)) & PoolBit(0));
+  EXPECT_FALSE(EligiblePools(spec_, Job(8, kNormal, false)) & PoolBit(0));
+  EXPECT_TRUE(EligiblePools(spec_, Job(8, kNormal, false)) & PoolBit(1));
+  EXPECT_FALSE(EligiblePools(spec_, Job(8, kLow, true)) & PoolBit(1));
+  EXPECT_TRUE(EligiblePools(spec_, Job(8, kLow, true)) & PoolBit(2));
+  EXPECT_TRUE(Eligible(spec_.pools[1], Job(8, kLow, true), /*priority=*/50));
+  EXPECT_FALSE(Eligible(spec_.pools[1], Job(8, kLow, true), /*priority=*/49));
+}
+
+TEST_F(EligibilityTest, PreferenceByTier) {
+  EXPECT_THAT(PlacementPreference(spec_, Job(8, kLow, true), /*data_first=*/false),
+              ElementsAre(PoolBit(3), PoolBit(0), PoolBit(1) | PoolBit(2)));
+  EXPECT_THAT(PlacementPreference(spec_, Job(8, kNormal, false), false),
+              ElementsAre(PoolBit(0), PoolBit(1) | PoolBit(2)));
+}
+
+TEST_F(EligibilityTest, DataRegionFirstWithinATier) {
+  model::JobSpec j = Job(8, kNormal, false);
+  j.data_region = "west";
+  j.data_gb = 200;
+  EXPECT_THAT(PlacementPreference(spec_, j, /*data_first=*/true),
+              ElementsAre(PoolBit(0), PoolBit(2), PoolBit(1)));
+  // Blind to data: the tier is the only order.
+  EXPECT_THAT(PlacementPreference(spec_, j, /*data_first=*/false), ElementsAre(PoolBit(0), PoolBit(1) | PoolBit(2)));
+  // The reserved base stays first: it is paid for whether used or not.
+  j.data_region = "north";
+  EXPECT_THAT(PlacementPreference(spec_, j, true), ElementsAre(PoolBit(0), PoolBit(1), PoolBit(2)));
+}
+
+}  // namespace
+}  // namespace tide::sched
