@@ -217,6 +217,80 @@ TEST_F(AutoscalerTest, BuysOnlyFromTheListedPools) {
   EXPECT_EQ(Bought(plan, 1), 1);
 }
 
+// A preemptible (low-priority) pending job of one 8-GPU worker.
+model::Job PendingLow(model::JobId id, int64_t submit = 0) {
+  model::Job j = Pending(id, 8, 1, submit, 3600, /*low*/ 2);
+  j.spec.preemptible = true;
+  return j;
+}
+
+class TierTest : public AutoscalerTest {
+ protected:
+  void SetUp() override {
+    spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 100, 0, 20), Pool("spot", 8, Tier::kSpot, 30, 0, 20)});
+    state_.spec = &spec_;
+    o_.scale_up.trigger.pending_grace = Seconds(0);
+    o_.scale_up.trigger.pending_threshold = 0;
+  }
+  void Live(int od, int spot) {
+    state_.nodes.clear();
+    model::NodeId id = 100;
+    for (int i = 0; i < od; ++i) AddBusy(id++, 0);
+    for (int i = 0; i < spot; ++i) AddBusy(id++, 1);
+  }
+  void AddBusy(model::NodeId id, int pool) {
+    state_.nodes.push_back(ReadyNode(id, pool, 8, 0));
+  }
+  AutoscalerOptions o_ = TideOptions();
+};
+
+TEST_F(TierTest, HighPriorityWorkNeverBuysSpot) {
+  state_.jobs = {Pending(1, 8, 1, 0, 3600, /*high*/ 0), Pending(2, 8, 1, 0, 3600, /*normal*/ 1)};
+  const ScalingPlan plan = RunOnce(o_, 0);
+  EXPECT_EQ(Bought(plan, 0), 2);
+  EXPECT_EQ(Bought(plan, 1), 0);
+}
+
+TEST_F(TierTest, ElasticCapacityFollowsTheOnDemandSpotRatio) {
+  state_.jobs = {PendingLow(1)};
+  Live(/*od=*/7, /*spot=*/0);  // spot below its 30%: the preemptible job goes to spot
+  ScalingPlan plan = RunOnce(o_, 0);
+  EXPECT_EQ(Bought(plan, 1), 1);
+  EXPECT_THAT(Of(plan, ActionKind::kScaleUp)[0].reason, HasSubstr("tier-ratio"));
+  Live(/*od=*/2, /*spot=*/3);  // spot above its share: on-demand, though dearer
+  state_.jobs = {PendingLow(1)};
+  plan = RunOnce(o_, 0);
+  EXPECT_EQ(Bought(plan, 0), 1);
+  EXPECT_EQ(Bought(plan, 1), 0);
+  o_.tiers.spot_share = 1;  // spot-first
+  EXPECT_EQ(Bought(RunOnce(o_, 0), 1), 1);
+  o_.tiers.spot_share = 0;  // never spot
+  EXPECT_EQ(Bought(RunOnce(o_, 0), 0), 1);
+}
+
+TEST_F(TierTest, SpotStockOutWaitsThenFallsBackToOnDemand) {
+  Live(/*od=*/7, /*spot=*/0);  // spot is below its share: the job is spot's
+  state_.jobs = {PendingLow(1)};
+  state_.pools.resize(2);
+  state_.pools[1].unavailable_since = At(0);
+  state_.pools[1].last_failure = At(0);
+  // Within the retry time spot is not asked again, and the job waits for it.
+  ScalingPlan plan = RunOnce(o_, 30);
+  EXPECT_EQ(Bought(plan), 0);
+  ASSERT_FALSE(Of(plan, ActionKind::kNote).empty());
+  EXPECT_THAT(Of(plan, ActionKind::kNote)[0].reason, HasSubstr("waits for spot capacity"));
+  EXPECT_LE(plan.next_wakeup, At(60));  // the retry
+  // After the retry time, spot is asked again.
+  plan = RunOnce(o_, 90);
+  EXPECT_EQ(Bought(plan, 1), 1);
+  EXPECT_EQ(Bought(plan, 0), 0);
+  // Still none after the fallback time (5 minutes): on-demand.
+  state_.pools[1].last_failure = At(290);
+  plan = RunOnce(o_, 301);
+  EXPECT_EQ(Bought(plan, 0), 1);
+  EXPECT_EQ(Bought(plan, 1), 0);
+}
+
 TEST_F(AutoscalerTest, OnePoolPerPassWhenAsked) {
   spec_ = testing::Spec({Pool("a", 8, Tier::kOnDemand, 100, 0, 1), Pool("b", 8, Tier::kOnDemand, 100, 0, 10)});
   for (int i = 1; i <= 3; ++i) state_.jobs.push_back(Pending(i, 8, 1));

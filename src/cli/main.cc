@@ -52,11 +52,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   synth_cmd->add_option("--io-bound-share", synth.io_bound_share, "Share of elastic async jobs bound by their input")
       ->check(CLI::Range(0.0, 1.0));
-  synth_cmd->add_option("--idle-share", synth.idle_share, "Share of regular jobs that hold GPUs and do nothing")
+  synth_cmd->add_option("--idle-share", synth.idle_share, "Share of regular jobs (and elastic searches) that hold GPUs and do nothing")
       ->check(CLI::Range(0.0, 1.0));
   synth_cmd->add_option("--slice-share", synth.slice_share, "Share of 1-GPU jobs that ask for a MIG slice")
       ->check(CLI::Range(0.0, 1.0));
-  synth_cmd->add_option("--data-share", synth.data_share, "Share of jobs whose data lives in --data-region")
+  synth_cmd->add_option("--data-share", synth.data_share, "Share of regular jobs whose data lives in --data-region")
       ->check(CLI::Range(0.0, 1.0));
   synth_cmd->add_option("--data-region", synth.data_region, "The region that data lives in")->capture_default_str();
 

@@ -423,7 +423,13 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
       o->scale_up.release_lookahead = d;
     }
   }
+  // One option, three spellings (tide's, cluster-autoscaler's, Slurm's): at most one may be given.
+  const char* idle_key = nullptr;
   for (const char* key : {"idle_release_after", "unneeded_time", "suspend_time"}) {
+    if (auto k = f.Get(key)) {
+      if (idle_key) return k->Error(StrCat("the same setting as ", idle_key, "; give only one of them"));
+      idle_key = key;
+    }
     TIDE_RETURN_IF_ERROR(Opt(f, key, &o->scale_down.idle.idle_after, [](const Field& x) { return x.Dur(); }));
   }
   TIDE_RETURN_IF_ERROR(

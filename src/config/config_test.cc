@@ -496,6 +496,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "regions[1]: region 'a' is defined twice"},
         BadConfigCase{"NegativeEgress", "regions:\n  - {name: a, egress_per_gb: -1}\npools:\n" GOOD_POOL, "bad.yaml:2:",
                       "egress_per_gb: must be between 0 and"},
+        BadConfigCase{"IdleTimeTwice", "pools:\n" GOOD_POOL "policies:\n  tide: {idle_release_after: 5m, unneeded_time: 10m}\n",
+                      "bad.yaml:4:", "policies.tide.unneeded_time: the same setting as idle_release_after; give only one"},
         BadConfigCase{"UnknownSchedulerKey", "pools:\n" GOOD_POOL "scheduler:\n  backfil: true\n",
                       "bad.yaml:4:3: ", "scheduler.backfil: unknown field (did you mean 'backfill'?); expected one of: backfill"}),
     [](const auto& info) { return info.param.name; });

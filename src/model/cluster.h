@@ -91,7 +91,7 @@ struct JobSpec;
 // A region and what moving data across its border costs (MISSION 9).
 struct Region {
   std::string name;
-  double egress_per_gb = 0;  // per GB leaving or entering it, in ClusterSpec::currency
+  double egress_per_gb = 0;  // per GB leaving it, in ClusterSpec::currency
 };
 
 // Everything about the cluster that does not change while it runs.

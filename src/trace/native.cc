@@ -202,7 +202,7 @@ class NativeReader final : public TraceReader {
         return csv_->FieldError("slice", StrCat("'", v, "' is not a MIG profile; write <n>g.<m>gb, e.g. 1g.10gb"));
       }
       if (job->gpus_per_worker != 1) {
-        return csv_->FieldError("slice", "a slice job asks for one slice per worker: give gpus_per_worker 1 (or gpus = workers)");
+        return csv_->FieldError("slice", "a slice job asks for one slice per worker: give gpus_per_worker 1 and workers N (a gpus column alone cannot say it)");
       }
       if (job->min_workers > 0 || job->max_workers > 0) return csv_->FieldError("slice", "slice jobs cannot be elastic");
     }

@@ -98,7 +98,8 @@ class SynthReader final : public TraceReader {
     if (o_.slice_share > 0 && j->gpus() == 1 && rng_.Bernoulli(o_.slice_share)) {
       const double u = rng_.Uniform();
       j->slice_units = u < 0.5 ? 1 : u < 0.8 ? 2 : 3;
-      j->slice = StrCat(j->slice_units, "g.", 10 * j->slice_units, "gb");
+      // A100-80GB profiles: 1g.10gb, 2g.20gb, 3g.40gb.
+      j->slice = StrCat(j->slice_units, "g.", j->slice_units == 3 ? 40 : 10 * j->slice_units, "gb");
     }
     if (o_.data_share > 0 && rng_.Bernoulli(o_.data_share)) {
       j->data_region = o_.data_region;

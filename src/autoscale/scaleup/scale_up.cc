@@ -91,7 +91,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
 
   // Spot stock-outs: a pool that just failed is not asked again until the
   // retry time; while spot is below its share, jobs that could use it wait
-  // for spot up to the fallback time, then go to on-demand.
+  // for the retry, up to the fallback time, then go to on-demand.
   std::vector<bool> spot_blocked(num_pools, false);
   sched::PoolMask spot_pools = 0, spot_out = 0;
   double spot_gpus = 0, elastic_gpus = 0;
@@ -106,8 +106,10 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     if (now < st.last_failure + tiers_.spot_retry_after) {
       spot_blocked[p] = true;
       plan->next_wakeup = std::min(plan->next_wakeup, st.last_failure + tiers_.spot_retry_after);
+      // Before the fallback time, jobs wait for the retry rather than go to
+      // on-demand; after a retry the pool is asked again.
+      if (now < st.unavailable_since + tiers_.spot_fallback_after) spot_out |= sched::PoolBit(p);
     }
-    if (now < st.unavailable_since + tiers_.spot_fallback_after) spot_out |= sched::PoolBit(p);
   }
   const bool spot_below_share = elastic_gpus <= 0 || spot_gpus / elastic_gpus < tiers_.spot_share;
   std::vector<Demand> demands;
