@@ -537,6 +537,10 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
     }
     TIDE_RETURN_IF_ERROR(Opt(*fc, "every", &fo.every, [](const Field& x) { return x.Dur(); }));
     TIDE_RETURN_IF_ERROR(Opt(*fc, "scale", &fo.scale, [](const Field& x) { return x.Number(0, 100); }));
+    if (fo.min_days > fo.days) {
+      return (fc->Get("min_days") ? *fc->Get("min_days") : *fc)
+          .Error(StrCat("min_days (", fo.min_days, ") must not exceed days (", fo.days, "): the forecast would never run"));
+    }
   }
   return OkStatus();
 }

@@ -498,6 +498,9 @@ INSTANTIATE_TEST_SUITE_P(
                       "egress_per_gb: must be between 0 and"},
         BadConfigCase{"IdleTimeTwice", "pools:\n" GOOD_POOL "policies:\n  tide: {idle_release_after: 5m, unneeded_time: 10m}\n",
                       "bad.yaml:4:", "policies.tide.unneeded_time: the same setting as idle_release_after; give only one"},
+        BadConfigCase{"ForecastMinDaysAboveDays",
+                      "pools:\n" GOOD_POOL "policies:\n  tide: {forecast: {days: 3, min_days: 5}}\n", "bad.yaml:4:",
+                      "policies.tide.forecast.min_days: min_days (5) must not exceed days (3)"},
         BadConfigCase{"UnknownSchedulerKey", "pools:\n" GOOD_POOL "scheduler:\n  backfil: true\n",
                       "bad.yaml:4:3: ", "scheduler.backfil: unknown field (did you mean 'backfill'?); expected one of: backfill"}),
     [](const auto& info) { return info.param.name; });

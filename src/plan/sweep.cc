@@ -108,7 +108,14 @@ Status Apply(const SweepPoint& point, config::Config* c) {
       return absl::InvalidArgumentError(
           StrCat(where, ": the configuration has no ", reserved ? "reserved" : "non-reserved", " pool"));
     };
-    auto& tide = c->policies.tide;
+    // A policy setting applies to whichever policy the points run: tide, a
+    // baseline, or a variant (whose options were copied from tide's).
+    auto each = [&](auto set) {
+      set(c->policies.tide);
+      set(c->policies.reactive);
+      set(c->policies.powersave);
+      for (auto& [name, options] : c->policies.variants) set(options);
+    };
     if (s.name == "reserved") {
       TIDE_ASSIGN_OR_RETURN(int p, pick_pool(true));
       TIDE_ASSIGN_OR_RETURN(int v, count());
@@ -123,14 +130,16 @@ Status Apply(const SweepPoint& point, config::Config* c) {
       if (!absl::SimpleAtod(absl::string_view(s.value.data(), s.value.size()), &v) || v < 0 || v > 1) {
         return absl::InvalidArgumentError(StrCat(where, ": expected a share between 0 and 1"));
       }
-      tide.tiers.spot_share = v;
+      each([&](autoscale::AutoscalerOptions& o) { o.tiers.spot_share = v; });
     } else if (s.name == "threshold") {
       TIDE_ASSIGN_OR_RETURN(int v, count());
-      tide.scale_up.trigger.pending_threshold = v;
+      each([&](autoscale::AutoscalerOptions& o) { o.scale_up.trigger.pending_threshold = v; });
     } else if (s.name == "grace" || s.name == "idle") {
       auto d = ParseDuration(s.value);
       if (!d.ok()) return absl::InvalidArgumentError(StrCat(where, ": ", Message(d.status())));
-      (s.name == "grace" ? tide.scale_up.trigger.pending_grace : tide.scale_down.idle.idle_after) = *d;
+      each([&](autoscale::AutoscalerOptions& o) {
+        (s.name == "grace" ? o.scale_up.trigger.pending_grace : o.scale_down.idle.idle_after) = *d;
+      });
     }
   }
   return OkStatus();

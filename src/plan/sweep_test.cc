@@ -30,6 +30,9 @@ TEST(SweepTest, AppliesToAConfiguration) {
 pools:
   - {name: res, instance_type: {gpus: 8}, tier: reserved, price_per_hour: 55, nodes: 20}
   - {name: od, instance_type: {gpus: 8}, price_per_hour: 100, max_nodes: 50}
+policies:
+  variants:
+    tide-no-reclaim: {reclaim: {enabled: false}}
 )",
                                "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -41,6 +44,11 @@ pools:
   EXPECT_EQ(c->cluster.pools[1].max_nodes, 10);
   EXPECT_EQ(c->policies.tide.scale_up.trigger.pending_threshold, 0);
   EXPECT_EQ(c->policies.tide.scale_down.idle.idle_after, Minutes(5));
+  // The setting reaches whichever policy the points run.
+  EXPECT_EQ(c->policies.variants[0].second.scale_up.trigger.pending_threshold, 0);
+  EXPECT_EQ(c->policies.variants[0].second.scale_down.idle.idle_after, Minutes(5));
+  EXPECT_FALSE(c->policies.variants[0].second.reclaim.enabled);
+  EXPECT_EQ(c->policies.reactive.scale_down.idle.idle_after, Minutes(5));
   auto bad = ExpandSweeps({"max:nope=3"});
   ASSERT_TRUE(bad.ok());
   EXPECT_THAT(std::string(Message(Apply((*bad)[0], &*c))), HasSubstr("no pool named 'nope'"));

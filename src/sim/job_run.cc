@@ -139,4 +139,6 @@ double WorkFor(Duration runtime, const model::JobPhases& phases, const model::Ch
 
 Duration StartupFor(const model::JobSpec& spec) { return std::min(spec.runtime, spec.phases.load); }
 
+Timestamp JobRun::StartupEnd() const { return start_ + Seconds(static_cast<int64_t>(std::ceil(startup_))); }
+
 }  // namespace tide::sim

@@ -27,6 +27,8 @@ class JobRun {
          const model::CheckpointPolicy& ckpt, const model::JobPhases& phases);
 
   Timestamp start() const { return start_; }
+  // When the start-up (data loading, a resize's pause) is over.
+  Timestamp StartupEnd() const;
   double progress0() const { return p0_; }
   double rate() const { return rate_; }
 

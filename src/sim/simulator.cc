@@ -784,6 +784,8 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
   }
   const SimJob& sj = sim_jobs_[job->id];
   const double progress = sj.segments.back().ProgressAt(now);
+  // A job resized while still loading its data goes on loading after the pause.
+  const Duration loading_left = std::max(Duration{0}, sj.segments.back().StartupEnd() - now);
   CloseSegments(*job, now);
   for (const auto& sh : a.resize.remove) {
     Node* n = FindNode(sh.node);
@@ -842,7 +844,7 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
   job->last_resize = now;
   job->saved = progress;  // an elastic framework re-rendezvouses from its live state
   sim_jobs_[job->id].segments.clear();
-  NewSegment(*job, now, progress, options_.world.elastic.resize_pause);
+  NewSegment(*job, now, progress, options_.world.elastic.resize_pause + loading_left);
   for (const auto& sh : a.resize.remove) MaybeFinishDrain(sh.node, now);
   ++result_.resizes;
   return OkStatus();
@@ -855,7 +857,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
   if (observer_) observer_->OnPlan(state_, plan, now);
   as_dirty_ = false;
   wakeup_ = plan.next_wakeup;
-  bool changed = false, bought = false;
+  bool changed = false, bought = false, freed = false;
   for (const auto& a : plan.actions) {
     switch (a.kind) {
       case autoscale::ActionKind::kScaleUp: {
@@ -948,6 +950,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
         Log(now, "resize", a.reason);
         TIDE_RETURN_IF_ERROR(ApplyResize(a, now));
         changed = true;
+        freed |= !a.resize.remove.empty();
         break;
       case autoscale::ActionKind::kUnschedulable:
       case autoscale::ActionKind::kAtMax:
@@ -969,7 +972,9 @@ Status Simulator::RunAutoscaler(Timestamp now) {
   }
   // Applying the plan changed what the next pass sees (room under a max, say).
   if (changed) as_dirty_ = true;
-  if (bought && policy_.scheduler.place_on_provisioning) TIDE_RETURN_IF_ERROR(RunScheduler(now));
+  // GPUs a shrink gave back are for the jobs waiting now, as in a workload
+  // manager that schedules when a job's allocation changes.
+  if (freed || (bought && policy_.scheduler.place_on_provisioning)) TIDE_RETURN_IF_ERROR(RunScheduler(now));
   return OkStatus();
 }
 

@@ -135,6 +135,21 @@ TEST_F(SimulatorTest, SkippingQuietTicksChangesNothing) {
   }
 }
 
+TEST_F(SimulatorTest, AShrinkStartsTheJobItMadeRoomFor) {
+  // One node that cannot grow; an elastic job spreads over it, then a job arrives.
+  spec_ = testing::Spec({Pool("res", 8, Tier::kReserved, 36, 1, 1)});
+  model::JobSpec el = JobSpecOf("el", 0, 2, 2, 36000);
+  el.min_workers = 1;
+  el.max_workers = 4;
+  const SimOutput out = Simulate("tide", {el, JobSpecOf("j", 3605, 4, 1, 3600)});
+  std::string log;
+  for (const auto& d : out.decisions) log += d + "\n";
+  EXPECT_THAT(log, HasSubstr("resize el 2 -> 4 workers"));
+  EXPECT_THAT(log, HasSubstr("resize el 4 -> 2 workers (making room for j)"));
+  // j starts in the pass that shrank el, not when el ends ten hours later.
+  EXPECT_LE(out.result.wait_s.max, 60) << log;
+}
+
 TEST_F(SimulatorTest, MinNodesAreThereFromTheStart) {
   spec_.pools[0].min_nodes = 2;
   const SimOutput out = Simulate("tide", {JobSpecOf("a", 0, 8, 2, 100)});

@@ -121,8 +121,9 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
   const std::vector<int> ready = ReadySlots(*ctx);
   sched::CapacitySnapshot& snap = *ctx->snap;
   for (const auto& j : ctx->state.jobs) {
-    if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || ctx->touched.contains(j.id) ||
-        ctx->freeing.contains(j.id)) {
+    // A resize pauses the job to re-rendezvous: protected jobs are left alone.
+    if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || j.spec.is_protected ||
+        ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) {
       continue;
     }
     if (!Settled(*ctx, j, plan)) continue;
@@ -257,7 +258,8 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   const std::vector<int> ready = ReadySlots(*ctx);
   std::vector<const Job*> growable;
   for (const auto& j : ctx->state.jobs) {
-    if (j.state == JobState::kRunning && j.spec.elastic() && !j.bottleneck && !ctx->touched.contains(j.id) &&
+    if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected && !j.bottleneck &&
+        !ctx->touched.contains(j.id) &&
         !ctx->freeing.contains(j.id) && j.Workers() < j.spec.MaxWorkers()) {
       growable.push_back(&j);
     }
