@@ -9,6 +9,7 @@
 #include "sim/compare.h"
 #include "trace/demand.h"
 #include "trace/reader.h"
+#include "trace/spot.h"
 
 namespace tide {
 namespace {
@@ -53,6 +54,45 @@ TEST(TracesTest, ItpCluster04UnderEveryPolicy) {
   // Elastic capacity costs less than a cluster sized for the peak.
   const double fixed_peak = (*out)[0].result.cost.total;
   EXPECT_LT((*out)[4].result.cost.total, fixed_peak);
+}
+
+// examples/spot with its spot nodes' supply replayed from Bamboo's p3 trace
+// instead of the hazard model: reclaims come in the trace's waves and creates
+// are refused at its low points; heeded notices still lose no work.
+TEST(TracesTest, BambooSpotSupplyTrace) {
+  const std::string path = TracePath("spot-bamboo/traces/p3-trace.csv");
+  REQUIRE_TRACE(path);
+  const std::string dir = std::string(TIDE_SOURCE_DIR) + "/examples/spot";
+  auto cfg = config::LoadConfig(dir + "/cluster.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  auto supply = trace::ReadSpotSupply(path, "auto");
+  ASSERT_TRUE(supply.ok()) << supply.status();
+  auto& spot = cfg->simulation.world.spot;
+  spot.supply = std::move(*supply);
+  spot.supply_scale = 0.25;
+  spot.mean_time_to_interrupt = Seconds(0);
+  trace::TraceOptions topts;
+  topts.start = cfg->simulation.start;
+  topts.gpus_per_node = 8;
+  topts.spec = &cfg->cluster;
+  const std::string jobs = dir + "/jobs.csv";
+  auto policies = autoscale::MakePolicies("tide-ignores-notices,tide", cfg->policies, cfg->cluster, {});
+  ASSERT_TRUE(policies.ok()) << policies.status();
+  sim::CompareOptions o;
+  o.sim.seed = cfg->simulation.seed;
+  o.sim.world = cfg->simulation.world;
+  auto out = sim::RunComparison(cfg->cluster, *policies, [&] { return trace::OpenTrace(jobs, "auto", topts); }, o);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const sim::PolicyResult& blind = (*out)[0].result;
+  const sim::PolicyResult& tide = (*out)[1].result;
+  for (const auto* r : {&blind, &tide}) {
+    SCOPED_TRACE(r->name);
+    EXPECT_GT(r->spot_interruptions, 0);
+    EXPECT_GT(r->nodes_create_failed, 0);
+    EXPECT_EQ(r->jobs_completed, r->jobs_total);
+  }
+  EXPECT_GT(blind.lost_work_gpu_hours, 0);
+  EXPECT_EQ(tide.lost_work_gpu_hours, 0);
 }
 
 }  // namespace
