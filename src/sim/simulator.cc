@@ -720,8 +720,11 @@ void Simulator::SpotNotice(model::NodeId id, Timestamp now, Timestamp kill, std:
 }
 
 void Simulator::SpotKill(model::NodeId id, Timestamp now) {
-  Node* n = FindNode(id);
+  const Node* n = FindNode(id);
   if (n == nullptr) return;
+  // Freeing the victims may remove other nodes (drained ones left empty),
+  // which moves this one in memory: keep what is needed of it.
+  const std::string name = n->name;
   std::vector<model::JobId> victims;
   for (const auto& j : state_.jobs) {
     for (const auto& sh : j.alloc) {
@@ -739,7 +742,7 @@ void Simulator::SpotKill(model::NodeId id, Timestamp now) {
     }
     KillJob(*j, now, "spot");
   }
-  Log(now, "spot-reclaim", StrCat(n->name, ": reclaimed by the provider"));
+  Log(now, "spot-reclaim", StrCat(name, ": reclaimed by the provider"));
   if (FindNode(id) != nullptr) TerminateNode(id, now, true);
 }
 
