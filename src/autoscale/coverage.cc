@@ -25,6 +25,8 @@ void IndexState(PassContext* ctx) {
   const int num_pools = static_cast<int>(ctx->spec.pools.size());
   ctx->live.assign(num_pools, 0);
   ctx->extra_nodes.assign(num_pools, 0);
+  ctx->nodes.reserve(ctx->state.nodes.size());
+  ctx->jobs.reserve(ctx->state.jobs.size());
   for (const auto& n : ctx->state.nodes) {
     ctx->nodes[n.id] = &n;
     if (n.state != NodeState::kTerminated) ++ctx->live[n.pool];
@@ -85,7 +87,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
   // Pending jobs that already fit need nothing bought.
   std::vector<sched::SlotShare> shares;
   for (const model::Job* j : ctx->pending) {
-    Demand d{j, sched::EligiblePools(spec, j->spec), j->spec.workers};
+    Demand d = Demand::For(j, sched::EligiblePools(spec, j->spec), j->spec.workers);
     if (j->spec.slice_units > 0) {
       Claim c{j->id, {}};
       if (sched::PlaceSliceJob(spec, j->spec, &ctx->slices, &snap, &c.shares)) {

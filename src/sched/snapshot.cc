@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cassert>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace tide::sched {
 
 CapacitySnapshot::CapacitySnapshot(int num_pools, int max_gpus_per_node)
     : num_pools_(num_pools),
       max_level_(max_gpus_per_node),
-      levels_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1)) {
+      levels_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1)),
+      pool_free_(num_pools, 0) {
   assert(num_pools <= kMaxPools);
 }
 
@@ -20,6 +23,7 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
   levels_[pool * (max_level_ + 1) + free].insert(slot);
   nonempty_pools_ |= PoolBit(pool);
   total_free_ += free;
+  pool_free_[pool] += free;
   return slot;
 }
 
@@ -32,6 +36,7 @@ void CapacitySnapshot::SetFree(int slot, int value) {
   levels_[base + n.free].erase(slot);
   levels_[base + value].insert(slot);
   total_free_ += value - n.free;
+  pool_free_[n.pool] += value - n.free;
   n.free = value;
 }
 
@@ -72,7 +77,9 @@ void CapacitySnapshot::Place(PoolMask pools, int gpus_per_worker, int workers, s
 
 void CapacitySnapshot::PlacePreferring(std::span<const PoolMask> preference, int gpus_per_worker, int workers,
                                        std::vector<SlotShare>* out) {
+  constexpr size_t kScanShares = 16;
   const size_t first = out->size();
+  absl::flat_hash_map<int, size_t> index;  // slot -> share, once there are many
   for (int w = 0; w < workers; ++w) {
     int slot = -1;
     for (PoolMask group : preference) {
@@ -82,15 +89,31 @@ void CapacitySnapshot::PlacePreferring(std::span<const PoolMask> preference, int
     assert(slot >= 0 && "Place() called without enough Slots()");
     if (slot < 0) return;
     Take(slot, gpus_per_worker);
-    bool merged = false;
-    for (size_t i = first; i < out->size(); ++i) {
-      if ((*out)[i].slot == slot) {
-        ++(*out)[i].workers;
-        merged = true;
-        break;
-      }
+    // Best fit fills a node before it moves on, so the share to extend is
+    // nearly always the last; a large gang spread over many nodes looks the
+    // others up by slot instead of scanning them.
+    if (out->size() > first && out->back().slot == slot) {
+      ++out->back().workers;
+      continue;
     }
-    if (!merged) out->push_back({slot, 1});
+    if (out->size() - first < kScanShares) {
+      auto it = std::find_if(out->begin() + static_cast<long>(first), out->end(),
+                             [&](const SlotShare& x) { return x.slot == slot; });
+      if (it != out->end()) {
+        ++it->workers;
+        continue;
+      }
+    } else {
+      if (index.empty()) {
+        for (size_t i = first; i < out->size(); ++i) index.emplace((*out)[i].slot, i);
+      }
+      if (auto it = index.find(slot); it != index.end()) {
+        ++(*out)[it->second].workers;
+        continue;
+      }
+      index.emplace(slot, out->size());
+    }
+    out->push_back({slot, 1});
   }
 }
 
@@ -141,6 +164,7 @@ CapacitySnapshot::Fork::~Fork() {
     const NodeEntry& n = s.nodes_.back();
     s.levels_[n.pool * (s.max_level_ + 1) + n.free].erase(slot);
     s.total_free_ -= n.free;
+    s.pool_free_[n.pool] -= n.free;
     s.nodes_.pop_back();
   }
   s.open_forks_ = saved;

@@ -47,6 +47,8 @@ class CapacitySnapshot {
   int gpus(int slot) const { return nodes_[slot].gpus; }
   int free(int slot) const { return nodes_[slot].free; }
   int64_t total_free() const { return total_free_; }
+  // Free GPUs on the nodes of one pool.
+  int64_t pool_free(int pool) const { return pool_free_[pool]; }
 
   // How many workers of `gpus_per_worker` GPUs fit on the nodes of `pools`:
   // the sum of floor(free / gpus_per_worker). A gang of w workers fits
@@ -112,6 +114,7 @@ class CapacitySnapshot {
   std::vector<absl::btree_set<int>> levels_;
   PoolMask nonempty_pools_ = 0;
   int64_t total_free_ = 0;
+  std::vector<int64_t> pool_free_;
   int open_forks_ = 0;
   std::vector<Change> journal_;
 };

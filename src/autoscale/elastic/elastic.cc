@@ -202,7 +202,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       }
       const int64_t booting = snap.Slots(mask, j.spec.gpus_per_worker);
       const int64_t whole = per_node > 0 ? (rest - booting) / per_node * per_node : 0;
-      if (whole > 0) ctx->demands.push_back(Demand{&j, mask, static_cast<int>(whole)});
+      if (whole > 0) ctx->demands.push_back(Demand::For(&j, mask, static_cast<int>(whole)));
     }
   }
 }
@@ -210,19 +210,25 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
 void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& unserved, ScalingPlan* plan) const {
   if (!e_.enabled) return;
   sched::CapacitySnapshot& snap = *ctx->snap;
+  // The jobs that could give workers back at all, in snapshot order: few, so
+  // each waiting job's search below costs little even behind 100,000 others.
+  std::vector<const Job*> shrinkable;
+  for (const auto& j : ctx->state.jobs) {
+    if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected &&
+        j.Workers() > j.spec.MinWorkers() && ctx->now >= j.last_resize + e_.cooldown) {
+      shrinkable.push_back(&j);
+    }
+  }
   // Shrink elastic jobs for waiting work no pool can be grown for.
   for (const Demand& d : unserved) {
     if (d.job->state != JobState::kPending) continue;  // growth wants do not shrink others
     const int g = d.job->spec.gpus_per_worker, w = d.job->spec.MinWorkers();
     sched::CapacitySnapshot::Fork fork(&snap);
     std::vector<Action> resizes;
-    for (const auto& j : ctx->state.jobs) {
+    for (const Job* jp : shrinkable) {
+      const Job& j = *jp;
       if (snap.Slots(d.pools, g) >= w) break;
-      if (j.state != JobState::kRunning || !j.spec.elastic() || j.spec.is_protected || ctx->touched.contains(j.id) ||
-          ctx->freeing.contains(j.id) || j.priority > d.job->priority || j.Workers() <= j.spec.MinWorkers()) {
-        continue;
-      }
-      if (ctx->now < j.last_resize + e_.cooldown) continue;
+      if (ctx->touched.contains(j.id) || ctx->freeing.contains(j.id) || j.priority > d.job->priority) continue;
       std::vector<model::NodeShare> removed;
       int can = j.Workers() - j.spec.MinWorkers();
       for (const auto& sh : j.alloc) {

@@ -1,6 +1,9 @@
 #include "autoscale/preempt/preemption.h"
 
 #include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "core/strings.h"
 #include "sched/eligibility.h"
@@ -13,6 +16,32 @@ using model::JobState;
 void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, ScalingPlan* plan) const {
   if (!o_.enabled || ctx->demands.empty()) return;
   sched::CapacitySnapshot& snap = *ctx->snap;
+  // Every job that may ever be a victim, in the order victims are chosen:
+  // least work lost, then lowest priority, fewest GPUs, lowest id. Each
+  // waiting job below takes the ones it may preempt from this list, so the
+  // pass scans the running jobs once rather than once per waiting job.
+  struct Candidate {
+    const Job* job;
+    double unsaved;
+  };
+  std::vector<Candidate> all;
+  for (const auto& j : ctx->state.jobs) {
+    if (j.state != JobState::kRunning || !j.spec.preemptible || j.spec.is_protected || j.spec.slice_units > 0) {
+      continue;  // a slice rarely frees a whole GPU
+    }
+    all.push_back({&j, j.UnsavedWork()});
+  }
+  std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.unsaved != b.unsaved) return a.unsaved < b.unsaved;
+    if (a.job->priority != b.job->priority) return a.job->priority < b.job->priority;
+    if (a.job->spec.gpus() != b.job->spec.gpus()) return a.job->spec.gpus() < b.job->spec.gpus();
+    return a.job->id < b.job->id;
+  });
+  // Waiting jobs that even every candidate could not make room for, by
+  // (pools, GPUs per worker, priority): the fewest workers that failed. A
+  // job of the same shape asking for at least as many fails too, until a
+  // preemption changes the what-if.
+  absl::flat_hash_map<std::tuple<sched::PoolMask, int, int>, int> hopeless;
   std::vector<Demand> keep;
   for (size_t i = 0; i < ctx->demands.size(); ++i) {
     const Demand& d = ctx->demands[i];
@@ -28,31 +57,23 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       keep.push_back(d);
       continue;
     }
-    // Candidates: lower priority, preemptible, unprotected, running on nodes it may use.
-    struct Candidate {
-      const Job* job;
-      double unsaved;
-    };
+    const auto shape = std::make_tuple(d.pools, job.spec.gpus_per_worker, job.priority);
+    if (auto h = hopeless.find(shape); h != hopeless.end() && job.spec.MinWorkers() >= h->second) {
+      keep.push_back(d);
+      continue;
+    }
+    // Candidates: lower priority, not already counted free, running on nodes it may use.
     std::vector<Candidate> candidates;
-    for (const auto& j : ctx->state.jobs) {
-      if (j.state != JobState::kRunning || j.priority >= job.priority || !j.spec.preemptible ||
-          j.spec.is_protected || ctx->touched.contains(j.id) || ctx->freeing.contains(j.id) ||
-          j.spec.slice_units > 0) {
-        continue;  // already counted free, or a slice (which rarely frees a whole GPU)
-      }
+    for (const auto& c : all) {
+      const Job& j = *c.job;
+      if (j.priority >= job.priority || ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) continue;
       bool useful = false;
       for (const auto& sh : j.alloc) {
         auto it = ctx->slot_of.find(sh.node);
         useful |= it != ctx->slot_of.end() && (d.pools & sched::PoolBit(snap.pool(it->second)));
       }
-      if (useful) candidates.push_back({&j, j.UnsavedWork()});
+      if (useful) candidates.push_back(c);
     }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.unsaved != b.unsaved) return a.unsaved < b.unsaved;
-      if (a.job->priority != b.job->priority) return a.job->priority < b.job->priority;
-      if (a.job->spec.gpus() != b.job->spec.gpus()) return a.job->spec.gpus() < b.job->spec.gpus();
-      return a.job->id < b.job->id;
-    });
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
     auto give = [&](const Job* v, int sign) {
       for (const auto& sh : v->alloc) {
@@ -75,6 +96,8 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     }
     if (snap.Slots(d.pools, g) < w) {
       keep.push_back(d);  // even every candidate would not make room
+      auto [h, fresh] = hopeless.try_emplace(shape, w);
+      if (!fresh) h->second = std::min(h->second, w);
       continue;
     }
     // Drop victims that turned out not to be needed, most lost work first.
@@ -106,6 +129,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     std::vector<sched::SlotShare> shares;
     snap.PlacePreferring(sched::PlacementPreference(ctx->spec, job.spec), g, w, &shares);
     fork.Commit();
+    hopeless.clear();  // the what-if changed
     for (const auto& s : shares) ctx->needed.insert(snap.id(s.slot));
     ctx->disruption_allowance -= static_cast<int>(nodes.size());
     Action a;

@@ -43,8 +43,8 @@ ScaleUpOption BinpackingEstimator::Estimate(const model::ClusterSpec& spec, int 
   for (size_t i = 0; i < demands.size(); ++i) {
     const Demand& d = demands[i];
     if (d.workers_left <= 0 || !(d.pools & sched::PoolBit(pool))) continue;
-    const model::JobSpec& js = d.job->spec;
-    if (js.slice_units > 0 && p.mig.enabled()) {
+    if (d.slice_units > 0 && p.mig.enabled()) {
+      const model::JobSpec& js = d.job->spec;
       // Slices: on the pool's GPUs with room, else on new nodes, all workers or none.
       const double share = static_cast<double>(js.slice_units) / p.mig.units_per_gpu;
       sched::SliceSnapshot s = *slices;
@@ -73,8 +73,8 @@ ScaleUpOption BinpackingEstimator::Estimate(const model::ClusterSpec& spec, int 
       served(i, placed, useful);
       continue;
     }
-    const int g = js.gpus_per_worker;
-    const double per_worker = js.slice_units > 0 ? static_cast<double>(js.slice_units) / 7 : g;
+    const int g = d.gpus_per_worker;
+    const double per_worker = d.slice_units > 0 ? static_cast<double>(d.slice_units) / 7 : g;
     const int per_node = p.type.gpus / g;
     if (per_node <= 0) continue;
     const int64_t have = snap->Slots(d.pools, g);

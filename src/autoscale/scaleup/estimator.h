@@ -24,6 +24,14 @@ struct Demand {
   const model::Job* job = nullptr;
   sched::PoolMask pools = 0;  // where its workers may run
   int workers_left = 0;
+  // Copied from the job's spec: the estimator reads these for every demand
+  // on every round, and a pass may hold 100,000 of them.
+  int gpus_per_worker = 0;
+  int slice_units = 0;
+
+  static Demand For(const model::Job* job, sched::PoolMask pools, int workers) {
+    return Demand{job, pools, workers, job->spec.gpus_per_worker, job->spec.slice_units};
+  }
 };
 
 // One way to serve (part of) the demand: `nodes` new nodes of `pool`.

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+
 #include "core/strings.h"
 #include "sched/eligibility.h"
 
@@ -34,19 +37,30 @@ bool CouldEverFit(const ClusterSpec& spec, const Demand& d) {
   return d.pools != 0 && MaxWorkers(spec, d) >= d.job->spec.MinWorkers();
 }
 
-Action AtMax(const PassContext& ctx, const Demand& d) {
+// "a100 12/12, h100 4/4": the pools of `pools` against their max. `cache`
+// keeps each set's text for the pass, which may report thousands of jobs.
+const std::string& PoolsAtMax(const PassContext& ctx, sched::PoolMask pools,
+                              absl::flat_hash_map<sched::PoolMask, std::string>* cache) {
+  auto [it, fresh] = cache->try_emplace(pools);
+  if (fresh) {
+    std::vector<std::string> full;
+    for (size_t p = 0; p < ctx.spec.pools.size(); ++p) {
+      if (pools & sched::PoolBit(static_cast<int>(p))) {
+        full.push_back(StrCat(ctx.spec.pools[p].name, " ", ctx.live[p], "/", ctx.max_nodes[p]));
+      }
+    }
+    it->second = StrJoin(full, ", ");
+  }
+  return it->second;
+}
+
+Action AtMax(const PassContext& ctx, const Demand& d, absl::flat_hash_map<sched::PoolMask, std::string>* cache) {
   const model::JobSpec& js = d.job->spec;
   Action a;
   a.kind = ActionKind::kAtMax;
   a.jobs.push_back(d.job->id);
-  std::vector<std::string> full;
-  for (size_t p = 0; p < ctx.spec.pools.size(); ++p) {
-    if (d.pools & sched::PoolBit(static_cast<int>(p))) {
-      full.push_back(StrCat(ctx.spec.pools[p].name, " ", ctx.live[p], "/", ctx.max_nodes[p]));
-    }
-  }
   a.reason = StrCat("job ", js.name, " (", js.workers, "x", js.gpus_per_worker, " GPUs) waits: no pool has room for it (",
-                    StrJoin(full, ", "), ")");
+                    PoolsAtMax(ctx, d.pools, cache), ")");
   return a;
 }
 
@@ -135,8 +149,12 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     plan->actions.push_back(std::move(a));
   }
   std::vector<Demand> held;  // waiting for spot: not blocked, not served
-  for (const Demand& d : ctx->demands) {
-    if (std::none_of(demands.begin(), demands.end(), [&](const Demand& x) { return x.job == d.job; })) held.push_back(d);
+  if (demands.size() < ctx->demands.size()) {
+    absl::flat_hash_set<const Job*> asked;
+    for (const Demand& d : demands) asked.insert(d.job);
+    for (const Demand& d : ctx->demands) {
+      if (!asked.contains(d.job)) held.push_back(d);
+    }
   }
   auto leave = [&](const std::vector<Demand>& unserved, bool exhausted) {
     ctx->demands = unserved;
@@ -184,6 +202,8 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
       if (spec.pools[p].tier == model::Tier::kReserved || spot_blocked[p]) continue;  // a fixed quota; a stock-out
       if (!o_.buy_from.empty() && std::find(o_.buy_from.begin(), o_.buy_from.end(), p) == o_.buy_from.end()) continue;
       const int room = ctx->max_nodes[p] - ctx->live[p];
+      // A full pool with no free GPU left in the what-if can serve nothing.
+      if (room <= 0 && snap.pool_free(p) == 0 && !spec.pools[p].mig.enabled()) continue;
       sched::CapacitySnapshot::Fork fork(&snap);
       sched::SliceSnapshot slices = ctx->slices;
       model::NodeId tmp_id = next_template_id;
@@ -237,7 +257,8 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   }
   // Whatever is left waits for room, never half-bought.
   if (exhausted) {
-    for (const Demand& d : demands) plan->actions.push_back(AtMax(*ctx, d));
+    absl::flat_hash_map<sched::PoolMask, std::string> pools_text;
+    for (const Demand& d : demands) plan->actions.push_back(AtMax(*ctx, d, &pools_text));
   }
   leave(demands, exhausted);
 }
