@@ -8,6 +8,18 @@
 #include "trace/formats.h"
 
 namespace tide::trace {
+namespace {
+
+constexpr int64_t kMaxAmount = int64_t{1} << 40;  // CPU milli or MiB beyond any machine
+
+// An integer field within [lo, hi], or an error naming file, line and field.
+Result<int64_t> IntIn(const CsvReader& csv, std::string_view field, std::string_view value, int64_t lo, int64_t hi) {
+  TIDE_ASSIGN_OR_RETURN(int64_t v, csv.Int(field, value));
+  if (v < lo || v > hi) return csv.FieldError(field, StrCat("must be between ", lo, " and ", hi, ", got ", v));
+  return v;
+}
+
+}  // namespace
 
 Result<OpenbQos> ParseOpenbQos(std::string_view text) {
   if (text == "LS") return OpenbQos::kLatencySensitive;
@@ -85,17 +97,10 @@ Result<std::optional<OpenbPod>> OpenbPodReader::Next() {
   const auto& f = *row;
   OpenbPod pod;
   pod.name = std::string(f[name_]);
-  TIDE_ASSIGN_OR_RETURN(pod.cpu_milli, csv_->Int("cpu_milli", f[cpu_]));
-  TIDE_ASSIGN_OR_RETURN(pod.memory_mib, csv_->Int("memory_mib", f[memory_]));
-  TIDE_ASSIGN_OR_RETURN(int64_t num_gpu, csv_->Int("num_gpu", f[num_gpu_]));
+  TIDE_ASSIGN_OR_RETURN(pod.cpu_milli, IntIn(*csv_, "cpu_milli", f[cpu_], 0, kMaxAmount));
+  TIDE_ASSIGN_OR_RETURN(pod.memory_mib, IntIn(*csv_, "memory_mib", f[memory_], 0, kMaxAmount));
+  TIDE_ASSIGN_OR_RETURN(int64_t num_gpu, IntIn(*csv_, "num_gpu", f[num_gpu_], 0, 1024));
   TIDE_ASSIGN_OR_RETURN(int64_t gpu_milli, csv_->Int("gpu_milli", f[gpu_milli_]));
-  if (pod.cpu_milli < 0 || pod.cpu_milli > (int64_t{1} << 40)) {
-    return csv_->FieldError("cpu_milli", StrCat("must be between 0 and 2^40, got ", pod.cpu_milli));
-  }
-  if (pod.memory_mib < 0 || pod.memory_mib > (int64_t{1} << 40)) {
-    return csv_->FieldError("memory_mib", StrCat("must be between 0 and 2^40, got ", pod.memory_mib));
-  }
-  if (num_gpu < 0 || num_gpu > 1024) return csv_->FieldError("num_gpu", StrCat("must be between 0 and 1024, got ", num_gpu));
   if (num_gpu == 0 && gpu_milli != 0) {
     return csv_->FieldError("gpu_milli", StrCat("a pod without GPUs must have 0, got ", gpu_milli));
   }
@@ -149,19 +154,36 @@ Result<std::vector<OpenbPod>> ReadOpenbPods(const std::string& path) {
   return pods;
 }
 
-int OpenbSliceUnits(int gpu_milli, int units_per_gpu) {
+int OpenbSliceUnits(int gpu_milli, const model::MigConfig& mig, std::string* profile) {
   if (gpu_milli >= 1000 || gpu_milli <= 0) return 0;
-  return std::max(1, (gpu_milli * units_per_gpu + 999) / 1000);
+  const int per_gpu = std::max(1, mig.units_per_gpu);
+  int units = std::max(1, (gpu_milli * per_gpu + 999) / 1000);
+  std::string name = StrCat(units, "g");
+  if (mig.enabled()) {
+    int best = 0;
+    for (const auto& p : mig.profiles) {
+      const int u = model::SliceUnits(p);
+      if (u >= units && (best == 0 || u < best)) {
+        best = u;
+        name = p;
+      }
+    }
+    if (best == 0) name = StrCat(per_gpu, "g");
+    units = best > 0 ? best : per_gpu;
+  }
+  if (profile != nullptr) *profile = name;
+  return units;
 }
 
 namespace {
 
-// The units of the configuration's first MIG pool (7 when none slices).
-int UnitsPerGpu(const model::ClusterSpec& spec) {
+// The MIG layout of the configuration's first MIG pool (a plain 7-unit GPU
+// when none slices).
+model::MigConfig FirstMig(const model::ClusterSpec& spec) {
   for (const auto& p : spec.pools) {
-    if (p.mig.enabled()) return p.mig.units_per_gpu;
+    if (p.mig.enabled()) return p.mig;
   }
-  return 7;
+  return model::MigConfig{};
 }
 
 // Pods -> JobSpecs for the simulator. Rows must be in creation order; CPU-only
@@ -169,7 +191,7 @@ int UnitsPerGpu(const model::ClusterSpec& spec) {
 class OpenbTraceReader final : public TraceReader {
  public:
   OpenbTraceReader(std::unique_ptr<OpenbPodReader> pods, TraceOptions options)
-      : pods_(std::move(pods)), options_(options), units_(UnitsPerGpu(*options_.spec)) {}
+      : pods_(std::move(pods)), options_(options), mig_(FirstMig(*options_.spec)) {}
 
   Status CheckHeader() const {
     if (pods_->has_times()) return OkStatus();
@@ -217,8 +239,7 @@ class OpenbTraceReader final : public TraceReader {
     job.submit = options_.start + Seconds(*pod.creation);
     job.runtime = Seconds(*pod.deletion - *pod.scheduled);
     if (pod.num_gpu == 1 && pod.gpu_milli < 1000) {
-      job.slice_units = OpenbSliceUnits(pod.gpu_milli, units_);
-      job.slice = StrCat(job.slice_units, "g");
+      job.slice_units = OpenbSliceUnits(pod.gpu_milli, mig_, &job.slice);
     } else {
       SplitGang(pod.num_gpu, options_.gpus_per_node, &job.workers, &job.gpus_per_worker);
     }
@@ -232,7 +253,7 @@ class OpenbTraceReader final : public TraceReader {
 
   std::unique_ptr<OpenbPodReader> pods_;
   TraceOptions options_;
-  int units_;
+  model::MigConfig mig_;
   int64_t last_ = 0;
   int64_t cpu_only_ = 0;
   int64_t never_scheduled_ = 0;
@@ -261,17 +282,10 @@ Result<std::vector<OpenbNode>> ReadOpenbNodes(CsvReader* csv) {
     const auto& f = *row;
     OpenbNode n;
     n.name = std::string(f[sn]);
-    TIDE_ASSIGN_OR_RETURN(n.cpu_milli, csv->Int("cpu_milli", f[cpu]));
-    TIDE_ASSIGN_OR_RETURN(n.memory_mib, csv->Int("memory_mib", f[memory]));
-    TIDE_ASSIGN_OR_RETURN(int64_t gpus, csv->Int("gpu", f[gpu]));
+    TIDE_ASSIGN_OR_RETURN(n.cpu_milli, IntIn(*csv, "cpu_milli", f[cpu], 1, kMaxAmount));
+    TIDE_ASSIGN_OR_RETURN(n.memory_mib, IntIn(*csv, "memory_mib", f[memory], 1, kMaxAmount));
+    TIDE_ASSIGN_OR_RETURN(int64_t gpus, IntIn(*csv, "gpu", f[gpu], 0, 64));
     n.model = std::string(StripWhitespace(f[model]));
-    if (n.cpu_milli <= 0 || n.cpu_milli > (int64_t{1} << 40)) {
-      return csv->FieldError("cpu_milli", StrCat("must be positive, got ", n.cpu_milli));
-    }
-    if (n.memory_mib <= 0 || n.memory_mib > (int64_t{1} << 40)) {
-      return csv->FieldError("memory_mib", StrCat("must be positive, got ", n.memory_mib));
-    }
-    if (gpus < 0 || gpus > 64) return csv->FieldError("gpu", StrCat("must be between 0 and 64, got ", gpus));
     n.gpus = static_cast<int>(gpus);
     if (n.gpus > 0 && n.model.empty()) return csv->FieldError("model", "is empty on a node with GPUs");
     nodes.push_back(std::move(n));

@@ -90,10 +90,13 @@ class OpenbPodReader {
 // Reads the whole pod list (the placement mode samples from it).
 Result<std::vector<OpenbPod>> ReadOpenbPods(const std::string& path);
 
-// The slice a fractional pod asks for on GPUs of `units_per_gpu` compute
-// units: its milli rounded up to whole units, so it never gets less than it
-// asked for (460 milli on 7 units -> 4 units). 0 for a whole-GPU request.
-int OpenbSliceUnits(int gpu_milli, int units_per_gpu);
+// The slice a fractional pod asks for on GPUs sliced as `mig`: its milli
+// rounded up to whole compute units, so it never gets less than it asked
+// for (460 milli of 7 units -> 4), then, when `mig` lists profiles, up to
+// the smallest profile that large (and `units_per_gpu` if none is). `profile`
+// (if given) gets that profile's name, or "<units>g" without profiles. 0 for
+// a whole-GPU request.
+int OpenbSliceUnits(int gpu_milli, const model::MigConfig& mig, std::string* profile = nullptr);
 
 // One node row.
 struct OpenbNode {

@@ -1,7 +1,5 @@
 #include "trace/openb.h"
 
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,10 +25,7 @@ std::string Msg(const Status& s) { return std::string(Message(s)); }
 std::string PathOf(const std::string& name) { return StrCat(::testing::TempDir(), "/tide_openb_test_", name); }
 
 std::string WriteFile(const std::string& name, std::string_view text) {
-  const std::string path = PathOf(name);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return path;
+  return tide::testing::WriteTextFile(PathOf(name), text);
 }
 
 class OpenbTest : public ::testing::Test {
@@ -145,22 +140,36 @@ TEST_F(OpenbTest, QosMapsByClassValue) {
 }
 
 TEST_F(OpenbTest, GpuMilliRoundsUpToSliceUnits) {
+  model::MigConfig plain;  // no profiles: 7 units, any count
+  model::MigConfig a100;
+  a100.profiles = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
+  model::MigConfig quarters;
+  quarters.units_per_gpu = 4;
   struct Case {
+    std::string name;
     int milli;
-    int units;
+    const model::MigConfig* mig;
     int want;
+    std::string profile;
   };
-  for (const Case& c : std::vector<Case>{{1000, 7, 0},
-                                         {50, 7, 1},
-                                         {142, 7, 1},
-                                         {143, 7, 2},
-                                         {460, 7, 4},
-                                         {500, 7, 4},
-                                         {810, 7, 6},
-                                         {999, 7, 7},
-                                         {250, 4, 1},
-                                         {251, 4, 2}}) {
-    EXPECT_EQ(OpenbSliceUnits(c.milli, c.units), c.want) << c.milli << " on " << c.units;
+  const std::vector<Case> cases = {
+      {"whole GPU", 1000, &plain, 0, ""},
+      {"tiny", 50, &plain, 1, "1g"},
+      {"exactly one unit", 142, &plain, 1, "1g"},
+      {"just over one unit", 143, &plain, 2, "2g"},
+      {"460", 460, &plain, 4, "4g"},
+      {"810", 810, &plain, 6, "6g"},
+      {"999", 999, &plain, 7, "7g"},
+      {"quarter", 250, &quarters, 1, "1g"},
+      {"over a quarter", 251, &quarters, 2, "2g"},
+      {"460 to a 7g profile past the missing 4g", 460, &a100, 7, "7g.80gb"},
+      {"300 to 3g", 300, &a100, 3, "3g.40gb"},
+      {"100 to 1g", 100, &a100, 1, "1g.10gb"},
+  };
+  for (const Case& c : cases) {
+    std::string profile;
+    EXPECT_EQ(OpenbSliceUnits(c.milli, *c.mig, &profile), c.want) << c.name;
+    if (c.want > 0) EXPECT_EQ(profile, c.profile) << c.name;
   }
 }
 
@@ -249,7 +258,7 @@ TEST_F(OpenbTest, MalformedNodeRows) {
     std::string want;
   };
   for (const Case& c : std::vector<Case>{{"n,x,1,1,T4", ":2: field 'cpu_milli'"},
-                                         {"n,1,0,1,T4", ":2: field 'memory_mib': must be positive"},
+                                         {"n,1,0,1,T4", ":2: field 'memory_mib': must be between 1 and"},
                                          {"n,1,1,99,T4", ":2: field 'gpu': must be between 0 and 64"},
                                          {"n,1,1,2,", ":2: field 'model': is empty"}}) {
     std::istringstream in(StrCat("sn,cpu_milli,memory_mib,gpu,model\n", c.row, "\n"));
