@@ -139,6 +139,47 @@ TEST(TracesTest, OpenbDefaultPlacement) {
   }
 }
 
+// The gpuspec10 list (a tenth of the pods restricted to some GPU models)
+// placed pod by pod: every pod lands on an allowed model and no GPU, CPU or
+// memory is ever handed out twice.
+TEST(TracesTest, OpenbGpuSpecPlacementKeepsModelsAndCapacity) {
+  const std::string nodes = TracePath("alibaba-openb-2023/openb_node_list_gpu_node.csv");
+  const std::string pods = TracePath("alibaba-openb-2023/openb_pod_list_gpuspec10.csv");
+  REQUIRE_TRACE(nodes);
+  REQUIRE_TRACE(pods);
+  auto in = place::LoadOpenb(nodes, pods);
+  ASSERT_TRUE(in.ok()) << in.status();
+  const int64_t capacity = in->cluster.TotalGpus() * place::kMilliPerGpu;
+  const auto arrivals = place::InflateArrivals(in->pods, capacity, 1.3, 3);
+  for (place::Policy policy : {place::Policy::kBestFit, place::Policy::kFgd}) {
+    SCOPED_TRACE(std::string(place::PolicyName(policy)));
+    auto packer = place::Packer::Create(in->cluster, place::WorkloadOf(in->pods), policy);
+    ASSERT_TRUE(packer.ok()) << packer.status();
+    int64_t constrained = 0;
+    for (int i : arrivals) {
+      const place::PodRequest& pod = in->pods[i];
+      if (pod.num_gpu == 0) continue;
+      if (!packer->Add(pod).placed || pod.models == 0) continue;
+      ++constrained;
+      const int model = in->cluster.nodes[packer->last().node].model;
+      ASSERT_TRUE((pod.models >> model) & 1) << "pod " << i << " on " << in->cluster.models[model];
+    }
+    EXPECT_GT(constrained, 200);  // placed pods with a gpu_spec (337 with this seed)
+    int64_t used = 0;
+    for (size_t n = 0; n < in->cluster.nodes.size(); ++n) {
+      const place::NodeFree& f = packer->node(static_cast<int>(n));
+      ASSERT_GE(f.cpu_milli, 0);
+      ASSERT_GE(f.memory_mib, 0);
+      for (int g = 0; g < f.gpus; ++g) {
+        ASSERT_GE(f.gpu_milli[g], 0);
+        ASSERT_LE(f.gpu_milli[g], place::kMilliPerGpu);
+        used += place::kMilliPerGpu - f.gpu_milli[g];
+      }
+    }
+    EXPECT_EQ(used, packer->allocated_milli());
+  }
+}
+
 // The openb lists through the simulator's reader: the default list streams;
 // the multigpu20 list, which has no times, is refused with a clear message.
 TEST(TracesTest, OpenbPodListsAsSimulatorTraces) {

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   auto* simulate = app.add_subcommand("simulate", "Replay a workload under several policies and compare them");
   simulate->add_option("--config,-c", sim.config, "Cluster configuration (YAML)")->required()->check(CLI::ExistingFile);
   simulate->add_option("--trace,-t", sim.trace, "Workload trace (CSV)")->required()->check(CLI::ExistingFile);
-  simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly, openb")->capture_default_str();
+  simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly, openb")
+      ->capture_default_str();
   simulate->add_option("--compare", sim.compare,
                        "Policies, comma-separated: tide, reactive, slurm-powersave, fixed:N|peak|mean[:pool] "
                        "(default: the configuration's policies.compare)");

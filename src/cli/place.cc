@@ -48,7 +48,8 @@ std::string StepsCsv(const std::vector<place::Run>& runs) {
   return csv;
 }
 
-std::string StepsJson(const PlaceArgs& args, const place::OpenbInput& in, size_t arrivals, const std::vector<place::Run>& runs) {
+std::string StepsJson(const PlaceArgs& args, const place::OpenbInput& in, size_t arrivals,
+                      const std::vector<place::Run>& runs) {
   nlohmann::ordered_json j;
   j["pods"] = args.pods;
   j["nodes"] = args.nodes;
@@ -120,7 +121,8 @@ int Place(const PlaceArgs& args) {
     if (auto s = WriteFile(args.csv_out, StepsCsv(runs)); !s.ok()) return ReportFailure(s);
   }
   if (!args.json_out.empty()) {
-    if (auto s = WriteFile(args.json_out, StepsJson(args, *in, arrivals.size(), runs)); !s.ok()) return ReportFailure(s);
+    const std::string json = StepsJson(args, *in, arrivals.size(), runs);
+    if (auto s = WriteFile(args.json_out, json); !s.ok()) return ReportFailure(s);
   }
   return 0;
 }
