@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -133,7 +134,7 @@ class Packer {
   // names a model outside `cluster.models`.
   static Result<Packer> Create(const Cluster& cluster, Workload workload, Policy policy);
 
-  // Places `pod` (a GPU pod) and returns the figures after it.
+  // Places `pod` (a GPU pod: num_gpu >= 1) and returns the figures after it.
   Step Add(const PodRequest& pod);
   // Where the last Add put its pod (node -1 if it failed).
   const Placement& last() const { return last_; }
