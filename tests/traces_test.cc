@@ -5,9 +5,13 @@
 
 #include "autoscale/policy.h"
 #include "config/config.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "place/openb_input.h"
+#include "place/packer.h"
 #include "sim/compare.h"
 #include "trace/demand.h"
+#include "trace/openb.h"
 #include "trace/reader.h"
 #include "trace/spot.h"
 
@@ -93,6 +97,114 @@ TEST(TracesTest, BambooSpotSupplyTrace) {
   }
   EXPECT_GT(blind.lost_work_gpu_hours, 0);
   EXPECT_EQ(tide.lost_work_gpu_hours, 0);
+}
+
+// The openb default pod list placed onto its 1,213 GPU nodes at 1.3x the
+// GPU capacity (placement only, no departures), under every policy.
+TEST(TracesTest, OpenbDefaultPlacement) {
+  const std::string nodes = TracePath("alibaba-openb-2023/openb_node_list_gpu_node.csv");
+  const std::string pods = TracePath("alibaba-openb-2023/openb_pod_list_default.csv");
+  REQUIRE_TRACE(nodes);
+  REQUIRE_TRACE(pods);
+  auto in = place::LoadOpenb(nodes, pods);
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->cluster.nodes.size(), 1213u);
+  EXPECT_EQ(in->cluster.TotalGpus(), 6212);
+  EXPECT_EQ(in->pods.size(), 8152u);
+  const int64_t capacity = in->cluster.TotalGpus() * place::kMilliPerGpu;
+  const auto arrivals = place::InflateArrivals(in->pods, capacity, 1.3, 1);
+  EXPECT_GT(arrivals.size(), 10000u);
+  EXPECT_LT(arrivals.size(), 12000u);
+  const place::Workload workload = place::WorkloadOf(in->pods);
+  for (place::Policy policy : place::AllPolicies()) {
+    SCOPED_TRACE(std::string(place::PolicyName(policy)));
+    auto run = place::Replay(in->cluster, in->pods, arrivals, workload, policy);
+    ASSERT_TRUE(run.ok()) << run.status();
+    for (const auto& s : run->steps) {
+      ASSERT_GE(s.gpu_alloc, 0.0);
+      ASSERT_LE(s.gpu_alloc, 1.0);
+      ASSERT_GE(s.milli_alloc, 0.0);
+      ASSERT_LE(s.milli_alloc, 1.0);
+      ASSERT_LE(s.milli_alloc, s.gpu_alloc + 1e-12);  // a touched GPU holds at most its 1000 milli
+      ASSERT_GE(s.frag, 0.0);
+      ASSERT_LE(s.frag, 1.0 - s.milli_alloc + 1e-9);  // fragments are free milli
+    }
+    EXPECT_GE(run->steps.back().arrived, 1.3);
+    if (policy != place::Policy::kWorstFit) {
+      // Half the capacity asked for: everything fits (worst-fit, spreading,
+      // already leaves some 8-GPU pods without a free node).
+      EXPECT_EQ(place::StepAtShare(*run, 0.5).failed, 0);
+      EXPECT_GT(place::StepAtShare(*run, 1.3).milli_alloc, 0.8);
+    }
+  }
+}
+
+// The gpuspec10 list (a tenth of the pods restricted to some GPU models)
+// placed pod by pod: every pod lands on an allowed model and no GPU, CPU or
+// memory is ever handed out twice.
+TEST(TracesTest, OpenbGpuSpecPlacementKeepsModelsAndCapacity) {
+  const std::string nodes = TracePath("alibaba-openb-2023/openb_node_list_gpu_node.csv");
+  const std::string pods = TracePath("alibaba-openb-2023/openb_pod_list_gpuspec10.csv");
+  REQUIRE_TRACE(nodes);
+  REQUIRE_TRACE(pods);
+  auto in = place::LoadOpenb(nodes, pods);
+  ASSERT_TRUE(in.ok()) << in.status();
+  const int64_t capacity = in->cluster.TotalGpus() * place::kMilliPerGpu;
+  const auto arrivals = place::InflateArrivals(in->pods, capacity, 1.3, 3);
+  for (place::Policy policy : {place::Policy::kBestFit, place::Policy::kFgd}) {
+    SCOPED_TRACE(std::string(place::PolicyName(policy)));
+    auto packer = place::Packer::Create(in->cluster, place::WorkloadOf(in->pods), policy);
+    ASSERT_TRUE(packer.ok()) << packer.status();
+    int64_t constrained = 0;
+    for (int i : arrivals) {
+      const place::PodRequest& pod = in->pods[i];
+      if (pod.num_gpu == 0) continue;
+      if (!packer->Add(pod).placed || pod.models == 0) continue;
+      ++constrained;
+      const int model = in->cluster.nodes[packer->last().node].model;
+      ASSERT_TRUE((pod.models >> model) & 1) << "pod " << i << " on " << in->cluster.models[model];
+    }
+    EXPECT_GT(constrained, 200);  // placed pods with a gpu_spec (337 with this seed)
+    int64_t used = 0;
+    for (size_t n = 0; n < in->cluster.nodes.size(); ++n) {
+      const place::NodeFree& f = packer->node(static_cast<int>(n));
+      ASSERT_GE(f.cpu_milli, 0);
+      ASSERT_GE(f.memory_mib, 0);
+      for (int g = 0; g < f.gpus; ++g) {
+        ASSERT_GE(f.gpu_milli[g], 0);
+        ASSERT_LE(f.gpu_milli[g], place::kMilliPerGpu);
+        used += place::kMilliPerGpu - f.gpu_milli[g];
+      }
+    }
+    EXPECT_EQ(used, packer->allocated_milli());
+  }
+}
+
+// The openb lists through the simulator's reader: the default list streams;
+// the multigpu20 list, which has no times, is refused with a clear message.
+TEST(TracesTest, OpenbPodListsAsSimulatorTraces) {
+  const std::string dir = TracePath("alibaba-openb-2023");
+  REQUIRE_TRACE(dir + "/openb_pod_list_default.csv");
+  auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/openb/cluster.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  trace::TraceOptions topts;
+  topts.start = cfg->simulation.start;
+  topts.gpus_per_node = 8;
+  topts.spec = &cfg->cluster;
+  auto reader = trace::OpenTrace(dir + "/openb_pod_list_default.csv", "auto", topts);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto summary = trace::SummarizeWorkload(**reader);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->jobs, 8152 - 1088 - 861);  // less CPU-only pods and GPU pods never scheduled
+  EXPECT_THAT((*reader)->Notes(), ::testing::HasSubstr("1088 CPU-only pods"));
+  auto multi = trace::OpenTrace(dir + "/openb_pod_list_multigpu20.csv", "auto", topts);
+  ASSERT_FALSE(multi.ok());
+  EXPECT_THAT(std::string(Message(multi.status())), ::testing::HasSubstr("cannot be simulated over time"));
+  auto shuffled = trace::OpenTrace(dir + "/openb_pod_list_gpushare40.csv", "auto", topts);
+  ASSERT_TRUE(shuffled.ok());
+  auto all = trace::SummarizeWorkload(**shuffled);
+  ASSERT_FALSE(all.ok());  // its rows are not in creation order
+  EXPECT_THAT(std::string(Message(all.status())), ::testing::HasSubstr("rows must be in creation order"));
 }
 
 }  // namespace

@@ -127,6 +127,20 @@ TEST_F(AutoscalerTest, ClusterAutoscalerStylePackingMayBuyPartOfAGang) {
   EXPECT_EQ(Bought(RunOnce(TideOptions(), 60)), 0);
 }
 
+TEST_F(AutoscalerTest, BuysOnlyTheGpuModelsAJobAllows) {
+  // A cheaper T4 pool beside the A100 one: jobs restricted to a model (the
+  // openb trace's gpu_spec) are bought for on that model's pool only.
+  spec_.pools.push_back(Pool("t4", 8, Tier::kOnDemand, 20, 0, 10));
+  spec_.pools[1].type.gpu_model = "T4";
+  for (int i = 1; i <= 4; ++i) {
+    state_.jobs.push_back(Pending(i, 8, 1));
+    state_.jobs.back().spec.gpu_models = {spec_.pools[0].type.gpu_model};
+  }
+  const ScalingPlan plan = RunOnce(TideOptions(), 60);
+  EXPECT_EQ(Bought(plan, 0), 4);
+  EXPECT_EQ(Bought(plan, 1), 0);
+}
+
 TEST_F(AutoscalerTest, ReportsJobsThatFitNoPool) {
   state_.jobs = {Pending(1, 16, 1), Pending(2, 8, 11)};  // a 16-GPU worker; 11 nodes > max 10
   for (int i = 3; i <= 5; ++i) state_.jobs.push_back(Pending(i, 1, 1));

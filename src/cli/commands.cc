@@ -44,7 +44,7 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
   return o;
 }
 
-namespace {
+int ReportFailure(const Status& s) { return Fail(s); }
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -54,8 +54,6 @@ Status WriteFile(const std::string& path, const std::string& text) {
   if (!out) return absl::UnavailableError(StrCat(path, ": write failed"));
   return OkStatus();
 }
-
-}  // namespace
 
 int Simulate(const SimulateArgs& args) {
   auto cfg = config::LoadConfig(args.config);
@@ -208,6 +206,7 @@ int TraceStats(const StatsArgs& args) {
   std::cout << "\npriority classes:";
   for (const auto& [c, n] : classes) std::cout << " " << c << ":" << n;
   std::cout << "\n";
+  if (const std::string notes = (*reader)->Notes(); !notes.empty()) std::cout << "notes: " << notes << "\n";
   return kOk;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace tide::cli {
 
 struct SimulateArgs {
@@ -67,6 +69,33 @@ struct PlanArgs {
   bool quiet = false;
 };
 int Plan(const PlanArgs& args);
+
+// `tide place`: the openb pod list placed onto its node list, no departures.
+struct PlaceArgs {
+  std::string pods;
+  std::string nodes;
+  std::string policies = "best-fit,first-fit,worst-fit,fgd";
+  double inflate = 1.3;  // arrivals up to this multiple of the GPU capacity
+  uint64_t seed = 1;
+  std::string csv_out;
+  std::string json_out;
+  bool quiet = false;
+};
+int Place(const PlaceArgs& args);
+
+// `tide trace openb-cluster`: a configuration from an openb node list.
+struct OpenbClusterArgs {
+  std::string nodes;
+  std::string out;  // "-" or empty: stdout
+};
+int OpenbCluster(const OpenbClusterArgs& args);
+
+// Prints `s` as "tide: <message>" and returns its exit status (2 for bad
+// input, 1 otherwise).
+int ReportFailure(const absl::Status& s);
+// Writes `text` to `path`: NotFound if it cannot be opened, Unavailable if
+// the write fails.
+absl::Status WriteFile(const std::string& path, const std::string& text);
 
 }  // namespace tide::cli
 

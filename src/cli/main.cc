@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   auto* simulate = app.add_subcommand("simulate", "Replay a workload under several policies and compare them");
   simulate->add_option("--config,-c", sim.config, "Cluster configuration (YAML)")->required()->check(CLI::ExistingFile);
   simulate->add_option("--trace,-t", sim.trace, "Workload trace (CSV)")->required()->check(CLI::ExistingFile);
-  simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly")->capture_default_str();
+  simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly, openb")
+      ->capture_default_str();
   simulate->add_option("--compare", sim.compare,
                        "Policies, comma-separated: tide, reactive, slurm-powersave, fixed:N|peak|mean[:pool] "
                        "(default: the configuration's policies.compare)");
@@ -66,6 +67,29 @@ int main(int argc, char** argv) {
   stats_cmd->add_option("--format,-f", stats.format, "Trace format")->capture_default_str();
   stats_cmd->add_option("--config,-c", stats.config, "Configuration, for priority classes");
 
+  tide::cli::OpenbClusterArgs openb_cluster;
+  auto* openb_cmd =
+      trace->add_subcommand("openb-cluster", "Print a cluster configuration (YAML) for an Alibaba openb node list");
+  openb_cmd->add_option("--nodes,-n", openb_cluster.nodes, "openb node list (sn,cpu_milli,memory_mib,gpu,model)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  openb_cmd->add_option("--out,-o", openb_cluster.out, "Output file (default: standard output)");
+
+  tide::cli::PlaceArgs place;
+  auto* place_cmd = app.add_subcommand(
+      "place", "Placement only: pack an openb pod list onto its node list, arrivals without departures");
+  place_cmd->add_option("--pods,-p", place.pods, "openb pod list (CSV)")->required()->check(CLI::ExistingFile);
+  place_cmd->add_option("--nodes,-n", place.nodes, "openb node list (CSV)")->required()->check(CLI::ExistingFile);
+  place_cmd->add_option("--policy", place.policies, "Policies, comma-separated: best-fit, first-fit, worst-fit, fgd")
+      ->capture_default_str();
+  place_cmd->add_option("--inflate", place.inflate, "Arrivals up to this multiple of the cluster's GPU capacity")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 100.0));
+  place_cmd->add_option("--seed", place.seed, "Random seed of the inflation sampling")->capture_default_str();
+  place_cmd->add_option("--csv", place.csv_out, "Write one row per arrival per policy to this file");
+  place_cmd->add_option("--json", place.json_out, "Write the summary as JSON to this file");
+  place_cmd->add_flag("--quiet,-q", place.quiet, "Print nothing on success");
+
   tide::cli::PlanArgs plan;
   auto* plan_cmd = app.add_subcommand("plan", "Sweep a setting (reserved base, spot share, threshold...) over a workload");
   plan_cmd->add_option("--config,-c", plan.config, "Cluster configuration (YAML)")->required()->check(CLI::ExistingFile);
@@ -96,5 +120,7 @@ int main(int argc, char** argv) {
   if (*stats_cmd) return tide::cli::TraceStats(stats);
   if (*validate) return tide::cli::Validate(validate_config);
   if (*plan_cmd) return tide::cli::Plan(plan);
+  if (*openb_cmd) return tide::cli::OpenbCluster(openb_cluster);
+  if (*place_cmd) return tide::cli::Place(place);
   return 2;
 }

@@ -187,6 +187,9 @@ struct JobSpec {
   // units (gpus_per_worker is then 1). 0: whole GPUs.
   std::string slice;
   int slice_units = 0;
+  // GPU models the job may run on (InstanceType::gpu_model); empty: any.
+  // The Alibaba openb trace's gpu_spec column.
+  std::vector<std::string> gpu_models;
   JobPhases phases;
   CheckpointPolicy checkpoint;
   // Where the job's data lives (a region name; empty: anywhere, no egress),

@@ -1,5 +1,7 @@
 #include "sched/eligibility.h"
 
+#include <algorithm>
+
 #include "sched/slices.h"
 
 namespace tide::sched {
@@ -20,6 +22,10 @@ bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priori
   // A slice goes on a MIG pool that offers its profile, or takes a whole GPU elsewhere.
   if (job.slice_units > 0 && pool.mig.enabled() && !pool.mig.Offers(job.slice_units)) return false;
   if (pool.tier == model::Tier::kSpot && (!job.preemptible || job.is_protected)) return false;
+  if (!job.gpu_models.empty() &&
+      std::find(job.gpu_models.begin(), job.gpu_models.end(), pool.type.gpu_model) == job.gpu_models.end()) {
+    return false;
+  }
   return true;
 }
 

@@ -17,7 +17,8 @@ namespace tide::sched {
 //     that do not slice (taking a whole GPU);
 //   - spot capacity hosts only preemptible jobs that are not protected, so a
 //     high-priority (non-preemptible) job never lands on spot (MISSION 6);
-//   - a pool with a min_priority takes only jobs of that priority or above.
+//   - a pool with a min_priority takes only jobs of that priority or above;
+//   - a job that names GPU models (gpu_models) runs only on pools of one.
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
 
 // The MIG pools among `mask`.

@@ -1,5 +1,6 @@
 #include "sched/eligibility.h"
 
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -49,6 +50,25 @@ TEST_F(EligibilityTest, SpotTakesOnlyPreemptibleUnprotectedJobs) {
   model::JobSpec eval = Job(8, kLow, true);
   eval.is_protected = true;  // a protected job is never put where it can be reclaimed
   EXPECT_FALSE(EligiblePools(spec_, eval) & PoolBit(3));
+}
+
+TEST_F(EligibilityTest, GpuModelsRestrictPools) {
+  spec_.pools[1].type.gpu_model = "V100M32";
+  spec_.pools[2].type.gpu_model = "T4";
+  struct Case {
+    std::string name;
+    std::vector<std::string> models;
+    PoolMask want;
+  };
+  const PoolMask all_8 = PoolBit(0) | PoolBit(1) | PoolBit(2);
+  for (const Case& c : std::vector<Case>{{"any", {}, all_8},
+                                         {"one model", {"T4"}, PoolBit(2)},
+                                         {"two models", {"T4", "V100M32"}, PoolBit(1) | PoolBit(2)},
+                                         {"absent model", {"A10"}, PoolMask{0}}}) {
+    model::JobSpec j = Job(4, kNormal, false);
+    j.gpu_models = c.models;
+    EXPECT_EQ(EligiblePools(spec_, j), c.want) << c.name;
+  }
 }
 
 TEST_F(EligibilityTest, MinPriorityKeepsLowerClassesOff) {

@@ -11,6 +11,7 @@ namespace tide::trace {
 
 Result<std::unique_ptr<TraceReader>> OpenNative(std::unique_ptr<CsvReader> csv, const TraceOptions& options);
 Result<std::unique_ptr<TraceReader>> OpenItp(std::unique_ptr<CsvReader> csv, const TraceOptions& options);
+Result<std::unique_ptr<TraceReader>> OpenOpenb(std::unique_ptr<CsvReader> csv, const TraceOptions& options);
 Result<std::unique_ptr<TraceReader>> OpenPhilly(std::unique_ptr<CsvReader> csv, const TraceOptions& options);
 
 }  // namespace tide::trace

@@ -7,7 +7,7 @@
 
 namespace tide::trace {
 
-std::vector<std::string> TraceFormats() { return {"auto", "native", "itp", "philly"}; }
+std::vector<std::string> TraceFormats() { return {"auto", "native", "itp", "philly", "openb"}; }
 
 model::JobSpec NewJob(const TraceOptions& options) {
   model::JobSpec j;
@@ -30,7 +30,9 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path, std::str
   std::string f(format);
   if (f == "auto") {
     auto has = [&](std::string_view c) { return csv->Column(c) >= 0; };
-    if (has("submission_time") && has("num_gpu")) {
+    if (has("num_gpu") && has("gpu_milli") && has("cpu_milli")) {
+      f = "openb";
+    } else if (has("submission_time") && has("num_gpu")) {
       f = "itp";
     } else if (has("timestamp") && has("num_gpus") && has("gpu_time")) {
       f = "philly";
@@ -45,6 +47,7 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path, std::str
   if (f == "native") return OpenNative(std::move(csv), options);
   if (f == "itp") return OpenItp(std::move(csv), options);
   if (f == "philly") return OpenPhilly(std::move(csv), options);
+  if (f == "openb") return OpenOpenb(std::move(csv), options);
   return absl::InvalidArgumentError(
       StrCat("unknown trace format '", format, "'; known: ", StrJoin(TraceFormats(), ", ")));
 }

@@ -6,6 +6,8 @@
 //           and optional job_id, priority, preemptible, protected, team.
 //   itp     Microsoft ITP (ElasticFlow traces): job_id,submission_time,duration,num_gpu
 //   philly  Microsoft Philly (Sia export): timestamp,duration,num_gpus,gpu_time,cluster
+//   openb   Alibaba PAI 2023 pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli,
+//           gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
 //   auto    chosen from the header row.
 #ifndef TIDE_TRACE_READER_H_
 #define TIDE_TRACE_READER_H_
@@ -37,6 +39,9 @@ class TraceReader {
   virtual Timestamp start() const = 0;
   // "itp:path/to/file.csv"
   virtual std::string Describe() const = 0;
+  // What the reader left out of the stream so far, for `tide trace stats`
+  // ("skipped 12 CPU-only pods"); empty when it keeps every record.
+  virtual std::string Notes() const { return ""; }
 };
 
 struct TraceOptions {

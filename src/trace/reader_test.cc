@@ -31,10 +31,7 @@ std::string Msg(const Status& s) { return std::string(Message(s)); }
 
 // Writes `text` to a fresh file in the test temp dir and returns its path.
 std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = StrCat(::testing::TempDir(), "/tide_reader_test_", name);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return path;
+  return tide::testing::WriteTextFile(StrCat(::testing::TempDir(), "/tide_reader_test_", name), text);
 }
 
 class TraceTest : public ::testing::Test {
@@ -455,7 +452,7 @@ TEST_F(TraceTest, UnknownHeaderIsAClearError) {
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Msg(reader.status()),
             StrCat(path, ":1: cannot tell the trace format from the header (when,how_long,cards); pass --format, "
-                         "one of auto, native, itp, philly"));
+                         "one of auto, native, itp, philly, openb"));
 }
 
 TEST_F(TraceTest, UnknownFormatName) {
@@ -497,7 +494,7 @@ TEST_F(TraceTest, NeedsASpec) {
 }
 
 TEST(TraceFormatsTest, ListsTheFormats) {
-  EXPECT_THAT(TraceFormats(), ::testing::ElementsAre("auto", "native", "itp", "philly"));
+  EXPECT_THAT(TraceFormats(), ::testing::ElementsAre("auto", "native", "itp", "philly", "openb"));
 }
 
 // --- SummarizeWorkload -------------------------------------------------------

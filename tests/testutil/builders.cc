@@ -1,10 +1,17 @@
 #include "testutil/builders.h"
 
 #include <cstdlib>
+#include <fstream>
 
 #include "core/strings.h"
 
 namespace tide::testing {
+
+std::string WriteTextFile(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return path;
+}
 
 model::NodePool Pool(std::string name, int gpus, model::Tier tier, double price, int min_nodes, int max_nodes,
                      int64_t boot) {

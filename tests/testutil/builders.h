@@ -3,12 +3,16 @@
 #define TIDE_TESTS_TESTUTIL_BUILDERS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.h"
 #include "model/cluster.h"
 
 namespace tide::testing {
+
+// Writes `text` to `path` (replacing it) and returns `path`.
+std::string WriteTextFile(const std::string& path, std::string_view text);
 
 // 2026-01-05T00:00:00Z, the default trace start.
 inline constexpr Timestamp kT0 = FromUnixSeconds(1767571200);
