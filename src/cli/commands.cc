@@ -6,6 +6,7 @@
 #include <map>
 
 #include "autoscale/policy.h"
+#include "bound/bound.h"
 #include "config/config.h"
 #include "report/report.h"
 #include "sim/compare.h"
@@ -41,6 +42,7 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
   o.spec = &cfg.cluster;
   o.phases = cfg.jobs.phases;
   o.checkpoint = cfg.jobs.checkpoint;
+  o.swf_procs_per_gpu = cfg.simulation.swf_procs_per_gpu;
   return o;
 }
 
@@ -55,7 +57,44 @@ Status WriteFile(const std::string& path, const std::string& text) {
   return OkStatus();
 }
 
+// The offline lower bound on the workload `reader` streams, under the
+// configuration's prices; `jobs` counts what it read.
+Result<bound::Bound> LowerBound(const config::Config& cfg, trace::TraceReader& reader, int64_t* jobs) {
+  std::vector<bound::JobDemand> demand;
+  while (true) {
+    TIDE_ASSIGN_OR_RETURN(auto job, reader.Next());
+    if (!job) break;
+    demand.push_back({job->submit, job->runtime, job->gpus(), job->preemptible && !job->is_protected});
+  }
+  *jobs = static_cast<int64_t>(demand.size());
+  TIDE_ASSIGN_OR_RETURN(auto histogram, bound::BuildHistogram(reader.start(), demand));
+  auto b = bound::ComputeBound(histogram, bound::CheapestPrices(cfg.cluster));
+  if (!b.ok()) return absl::InvalidArgumentError(StrCat(cfg.source, ": ", Message(b.status())));
+  return b;
+}
+
 }  // namespace
+
+int Bound(const BoundArgs& args) {
+  auto cfg = config::LoadConfig(args.config);
+  if (!cfg.ok()) return Fail(cfg.status());
+  auto reader = trace::OpenTrace(args.trace, args.format, TraceOptionsFor(*cfg));
+  if (!reader.ok()) return Fail(reader.status());
+  report::RunInfo info;
+  auto b = LowerBound(*cfg, **reader, &info.jobs);
+  if (!b.ok()) return Fail(b.status());
+  info.config = args.config;
+  info.trace = (*reader)->Describe();
+  info.gpu_hours = b->demand_gpu_hours;
+  std::cout << report::FormatBound(info, cfg->cluster, *b);
+  if ((*reader)->skipped() > 0) {
+    std::cout << fmt::format("  ({} records that used no GPU time were skipped)\n", (*reader)->skipped());
+  }
+  if (!args.json_out.empty()) {
+    if (auto s = WriteFile(args.json_out, report::FormatBoundJson(info, cfg->cluster, *b)); !s.ok()) return Fail(s);
+  }
+  return kOk;
+}
 
 int Simulate(const SimulateArgs& args) {
   auto cfg = config::LoadConfig(args.config);
@@ -92,6 +131,14 @@ int Simulate(const SimulateArgs& args) {
   info.peak_demand_gpus = summary->demand.peak_gpus;
   info.mean_demand_gpus = summary->demand.mean_gpus;
   info.seed = copts.sim.seed;
+  if (args.bound) {
+    auto again = open();
+    if (!again.ok()) return Fail(again.status());
+    int64_t jobs = 0;
+    auto b = LowerBound(*cfg, **again, &jobs);
+    if (!b.ok()) return Fail(b.status());
+    info.lower_bound = *b;
+  }
 
   if (!args.quiet) std::cout << report::FormatTable(info, cfg->cluster, results);
   if (!args.json_out.empty()) {
@@ -194,6 +241,9 @@ int TraceStats(const StatsArgs& args) {
   auto summary = trace::SummarizeWorkload(**again);
   if (!summary.ok()) return Fail(summary.status());
   std::cout << "trace: " << (*reader)->Describe() << "\n";
+  if ((*reader)->skipped() > 0) {
+    std::cout << fmt::format("skipped: {} records that used no GPU time\n", (*reader)->skipped());
+  }
   std::cout << fmt::format("jobs: {} over {} (first {}, last {})\n", runtimes.size(),
                                report::HumanDuration(runtimes.empty() ? 0 : (last - first).count()),
                                runtimes.empty() ? "-" : FormatTimestamp(first),

@@ -68,6 +68,9 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
 
   section("cost");
   row(StrCat("  total (", spec.currency, ")"), [](const PolicyResult& r) { return Money(r.cost.total); });
+  if (info.lower_bound) {
+    row("  cost / lower bound", [&](const PolicyResult& r) { return BoundRatio(r.cost.total, *info.lower_bound); });
+  }
   for (int t = 0; t < model::kNumTiers; ++t) {
     bool any = false;
     for (const auto& r : results) any |= r.cost.by_tier[t] > 0;
@@ -174,6 +177,10 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   StrAppend(&out, fmt::format("  {} jobs, {} GPU-hours; unqueued demand peaks at {} GPUs, mean {:.0f} GPUs\n",
                         info.jobs, Money(info.gpu_hours), info.peak_demand_gpus, info.mean_demand_gpus));
   StrAppend(&out, "cluster: ", info.config, " (seed ", info.seed, ")\n");
+  if (const auto& b = info.lower_bound) {
+    StrAppend(&out, fmt::format("lower bound: {} {} (a reserved base of {} GPUs; docs/design/bound.md)\n",
+                                Money(b->total), spec.currency, b->reserved_gpus));
+  }
   for (const auto& r : results) {
     if (!r.description.empty()) StrAppend(&out, "  ", r.name, ": ", r.description, "\n");
   }
@@ -257,6 +264,31 @@ nlohmann::ordered_json PolicyObject(const model::ClusterSpec& spec, const Policy
   return p;
 }
 
+nlohmann::ordered_json OptionalPrice(const std::optional<double>& price) {
+  return price ? nlohmann::ordered_json(Round(*price)) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json BoundObject(const bound::Bound& b) {
+  nlohmann::ordered_json j;
+  j["reserved_gpus"] = b.reserved_gpus;
+  j["cost_total"] = Round(b.total, 0.01);
+  j["cost_by_tier"] = {{"reserved", Round(b.reserved_cost, 0.01)},
+                       {"on-demand", Round(b.on_demand_cost, 0.01)},
+                       {"spot", Round(b.spot_cost, 0.01)}};
+  j["gpu_hours_by_tier"] = {{"reserved", Round(b.reserved_gpu_hours, 0.01)},
+                            {"on-demand", Round(b.on_demand_gpu_hours, 0.01)},
+                            {"spot", Round(b.spot_gpu_hours, 0.01)}};
+  j["price_per_gpu_hour"] = {{"reserved", OptionalPrice(b.prices.reserved)},
+                             {"on-demand", OptionalPrice(b.prices.on_demand)},
+                             {"spot", OptionalPrice(b.prices.spot)}};
+  j["demand_gpu_hours"] = Round(b.demand_gpu_hours, 0.01);
+  j["peak_gpus"] = b.peak_gpus;
+  j["peak_non_preemptible_gpus"] = b.peak_np_gpus;
+  j["start"] = FormatTimestamp(b.start);
+  j["end"] = FormatTimestamp(b.end);
+  return j;
+}
+
 }  // namespace
 
 std::string PolicyJson(const model::ClusterSpec& spec, const PolicyResult& r, int indent) {
@@ -273,8 +305,62 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, cons
                  {"peak_demand_gpus", info.peak_demand_gpus},
                  {"mean_demand_gpus", Round(info.mean_demand_gpus, 0.01)}};
   root["currency"] = spec.currency;
+  if (info.lower_bound) root["lower_bound"] = BoundObject(*info.lower_bound);
   auto& policies = root["policies"] = nlohmann::ordered_json::array();
-  for (const auto& r : results) policies.push_back(PolicyObject(spec, r));
+  for (const auto& r : results) {
+    policies.push_back(PolicyObject(spec, r));
+    if (const auto& b = info.lower_bound) {
+      policies.back()["cost_to_lower_bound"] =
+          b->total > 0 ? nlohmann::ordered_json(Round(r.cost.total / b->total)) : nlohmann::ordered_json();
+    }
+  }
+  return root.dump(2) + "\n";
+}
+
+std::string BoundRatio(double cost, const bound::Bound& b) {
+  return b.total > 0 ? fmt::format("{:.2f}x", cost / b.total) : std::string("-");
+}
+
+namespace {
+
+std::string PriceText(const std::optional<double>& price) {
+  return price ? fmt::format("{:.2f}", *price) : std::string("none");
+}
+
+}  // namespace
+
+std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec, const bound::Bound& b) {
+  std::string out;
+  StrAppend(&out, "workload: ", info.trace, "\n");
+  StrAppend(&out, fmt::format("  {} jobs, {} GPU-hours; unqueued demand peaks at {} GPUs ({} not preemptible)\n",
+                              info.jobs, Money(b.demand_gpu_hours), b.peak_gpus, b.peak_np_gpus));
+  StrAppend(&out, "cluster: ", info.config, "\n");
+  StrAppend(&out, fmt::format("  per GPU-hour ({}): reserved {}, on-demand {}, spot {}\n", spec.currency,
+                              PriceText(b.prices.reserved), PriceText(b.prices.on_demand), PriceText(b.prices.spot)));
+  StrAppend(&out, fmt::format("  billed {} .. {} ({})\n", FormatTimestamp(b.start), FormatTimestamp(b.end),
+                              HumanDuration((b.end - b.start).count())));
+  out += "\noffline lower bound (docs/design/bound.md)\n";
+  const std::pair<std::string, std::string> rows[] = {
+      {"reserved base (GPUs)", StrCat(b.reserved_gpus)},
+      {"GPU-hours reserved", Money(b.reserved_gpu_hours)},
+      {"GPU-hours on-demand", Money(b.on_demand_gpu_hours)},
+      {"GPU-hours spot", Money(b.spot_gpu_hours)},
+      {StrCat("cost (", spec.currency, ")"), Money(b.total)},
+      {"  reserved", Money(b.reserved_cost)},
+      {"  on-demand", Money(b.on_demand_cost)},
+      {"  spot", Money(b.spot_cost)},
+  };
+  size_t w = 0;
+  for (const auto& [label, value] : rows) w = std::max(w, value.size());
+  for (const auto& [label, value] : rows) StrAppend(&out, fmt::format("  {:<22}{:>{}}\n", label, value, w));
+  return out;
+}
+
+std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec, const bound::Bound& b) {
+  nlohmann::ordered_json root;
+  root["run"] = {{"config", info.config}, {"trace", info.trace}, {"jobs", info.jobs}};
+  root["currency"] = spec.currency;
+  root["lower_bound"] = BoundObject(b);
   return root.dump(2) + "\n";
 }
 

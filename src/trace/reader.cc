@@ -7,7 +7,7 @@
 
 namespace tide::trace {
 
-std::vector<std::string> TraceFormats() { return {"auto", "native", "itp", "philly"}; }
+std::vector<std::string> TraceFormats() { return {"auto", "native", "itp", "philly", "swf"}; }
 
 model::JobSpec NewJob(const TraceOptions& options) {
   model::JobSpec j;
@@ -25,6 +25,7 @@ void SplitGang(int gpus, int gpus_per_node, int* workers, int* gpus_per_worker) 
 Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path, std::string_view format,
                                                const TraceOptions& options) {
   if (options.spec == nullptr) return absl::InvalidArgumentError("OpenTrace needs a cluster spec");
+  if (format == "swf" || (format == "auto" && LooksLikeSwf(path))) return OpenSwf(path, options);
   TIDE_ASSIGN_OR_RETURN(auto csv, CsvReader::Open(path));
   TIDE_RETURN_IF_ERROR(csv->ReadHeader());
   std::string f(format);

@@ -6,7 +6,9 @@
 //           and optional job_id, priority, preemptible, protected, team.
 //   itp     Microsoft ITP (ElasticFlow traces): job_id,submission_time,duration,num_gpu
 //   philly  Microsoft Philly (Sia export): timestamp,duration,num_gpus,gpu_time,cluster
-//   auto    chosen from the header row.
+//   swf     the Parallel Workloads Archive's Standard Workload Format
+//   auto    chosen from the header row (SWF: from its ';' comments or its
+//           18 whitespace-separated fields).
 #ifndef TIDE_TRACE_READER_H_
 #define TIDE_TRACE_READER_H_
 
@@ -37,6 +39,9 @@ class TraceReader {
   virtual Timestamp start() const = 0;
   // "itp:path/to/file.csv"
   virtual std::string Describe() const = 0;
+  // Records read so far that were dropped as using nothing (SWF: run time
+  // <= 0 or no processors). 0 for formats that drop none.
+  virtual int64_t skipped() const { return 0; }
 };
 
 struct TraceOptions {
@@ -50,6 +55,9 @@ struct TraceOptions {
   // Phases and checkpointing of jobs whose trace does not say.
   model::JobPhases phases;
   model::CheckpointPolicy checkpoint;
+  // SWF only: processors per GPU. A job of P processors asks for
+  // ceil(P / swf_procs_per_gpu) GPUs. Values below 1 count as 1.
+  int swf_procs_per_gpu = 1;
 };
 
 // A JobSpec with the options' defaults for phases and checkpoints.
