@@ -9,6 +9,7 @@
 #include "bound/bound.h"
 #include "config/config.h"
 #include "report/report.h"
+#include "sched/eligibility.h"
 #include "sim/compare.h"
 #include "trace/demand.h"
 #include "trace/reader.h"
@@ -58,15 +59,22 @@ Status WriteFile(const std::string& path, const std::string& text) {
 }
 
 // The offline lower bound on the workload `reader` streams, under the
-// configuration's prices; `jobs` counts what it read.
-Result<bound::Bound> LowerBound(const config::Config& cfg, trace::TraceReader& reader, int64_t* jobs) {
+// configuration's prices. Jobs no policy could ever start (they fit no pool)
+// cost nothing in simulation, so they are left out; `info` gets the counts.
+Result<bound::Bound> LowerBound(const config::Config& cfg, trace::TraceReader& reader, report::RunInfo* info) {
   std::vector<bound::JobDemand> demand;
+  info->jobs = 0;
+  info->jobs_fit_no_pool = 0;
   while (true) {
     TIDE_ASSIGN_OR_RETURN(auto job, reader.Next());
     if (!job) break;
+    ++info->jobs;
+    if (!sched::CouldEverRun(cfg.cluster, *job)) {
+      ++info->jobs_fit_no_pool;
+      continue;
+    }
     demand.push_back({job->submit, job->runtime, job->gpus(), job->preemptible && !job->is_protected});
   }
-  *jobs = static_cast<int64_t>(demand.size());
   TIDE_ASSIGN_OR_RETURN(auto histogram, bound::BuildHistogram(reader.start(), demand));
   auto b = bound::ComputeBound(histogram, bound::CheapestPrices(cfg.cluster));
   if (!b.ok()) return absl::InvalidArgumentError(StrCat(cfg.source, ": ", Message(b.status())));
@@ -81,7 +89,7 @@ int Bound(const BoundArgs& args) {
   auto reader = trace::OpenTrace(args.trace, args.format, TraceOptionsFor(*cfg));
   if (!reader.ok()) return Fail(reader.status());
   report::RunInfo info;
-  auto b = LowerBound(*cfg, **reader, &info.jobs);
+  auto b = LowerBound(*cfg, **reader, &info);
   if (!b.ok()) return Fail(b.status());
   info.config = args.config;
   info.trace = (*reader)->Describe();
@@ -134,8 +142,8 @@ int Simulate(const SimulateArgs& args) {
   if (args.bound) {
     auto again = open();
     if (!again.ok()) return Fail(again.status());
-    int64_t jobs = 0;
-    auto b = LowerBound(*cfg, **again, &jobs);
+    report::RunInfo counts;
+    auto b = LowerBound(*cfg, **again, &counts);
     if (!b.ok()) return Fail(b.status());
     info.lower_bound = *b;
   }

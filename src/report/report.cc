@@ -334,6 +334,10 @@ std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec, con
   StrAppend(&out, "workload: ", info.trace, "\n");
   StrAppend(&out, fmt::format("  {} jobs, {} GPU-hours; unqueued demand peaks at {} GPUs ({} not preemptible)\n",
                               info.jobs, Money(b.demand_gpu_hours), b.peak_gpus, b.peak_np_gpus));
+  if (info.jobs_fit_no_pool > 0) {
+    StrAppend(&out, fmt::format("  {} jobs fit no pool and are left out (no policy could run them)\n",
+                                info.jobs_fit_no_pool));
+  }
   StrAppend(&out, "cluster: ", info.config, "\n");
   StrAppend(&out, fmt::format("  per GPU-hour ({}): reserved {}, on-demand {}, spot {}\n", spec.currency,
                               PriceText(b.prices.reserved), PriceText(b.prices.on_demand), PriceText(b.prices.spot)));
@@ -358,7 +362,10 @@ std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec, con
 
 std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec, const bound::Bound& b) {
   nlohmann::ordered_json root;
-  root["run"] = {{"config", info.config}, {"trace", info.trace}, {"jobs", info.jobs}};
+  root["run"] = {{"config", info.config},
+                 {"trace", info.trace},
+                 {"jobs", info.jobs},
+                 {"jobs_fit_no_pool", info.jobs_fit_no_pool}};
   root["currency"] = spec.currency;
   root["lower_bound"] = BoundObject(b);
   return root.dump(2) + "\n";

@@ -26,6 +26,8 @@ struct RunInfo {
   // Set (simulate --bound): the table and JSON also compare every policy's
   // cost with the offline lower bound (docs/design/bound.md).
   std::optional<bound::Bound> lower_bound;
+  // tide bound: jobs left out of the bound because no pool could run them.
+  int64_t jobs_fit_no_pool = 0;
 };
 
 // "42s", "4m37s", "3h12m", "2d3h".
