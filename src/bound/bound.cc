@@ -81,25 +81,41 @@ Result<DemandHistogram> BuildHistogram(Timestamp start, const std::vector<JobDem
   return h;
 }
 
-Result<Bound> ComputeBound(const DemandHistogram& demand, const TierPrices& prices) {
-  // Preemptible demand above the base takes the cheaper of spot and on-demand.
-  std::optional<double> preemptible = prices.spot;
-  if (prices.on_demand) MinInto(&preemptible, *prices.on_demand);
-  const bool to_spot = prices.spot && preemptible == prices.spot;
+namespace {
 
-  const int64_t peak_np = demand.PeakNp(), peak_total = demand.PeakTotal();
-  // The smallest base that leaves no demand without a tier to run on.
+// The bases for which every GPU of demand has a tier to run on: [lo, hi].
+struct Bases {
   int64_t lo = 0;
-  if (!prices.on_demand) lo = std::max(lo, peak_np);
-  if (!preemptible) lo = std::max(lo, peak_total);
-  const int64_t hi = prices.reserved ? peak_total : 0;
-  if (lo > hi) {
+  int64_t hi = 0;
+};
+
+// Preemptible demand above the base takes the cheaper of spot and on-demand.
+std::optional<double> PreemptiblePrice(const TierPrices& prices) {
+  std::optional<double> p = prices.spot;
+  if (prices.on_demand) MinInto(&p, *prices.on_demand);
+  return p;
+}
+
+Result<Bases> FeasibleBases(const DemandHistogram& demand, const TierPrices& prices) {
+  const int64_t peak_np = demand.PeakNp(), peak_total = demand.PeakTotal();
+  Bases b;
+  if (!prices.on_demand) b.lo = std::max(b.lo, peak_np);
+  if (!PreemptiblePrice(prices)) b.lo = std::max(b.lo, peak_total);
+  b.hi = prices.reserved ? peak_total : 0;
+  if (b.lo > b.hi) {
     const bool np_stuck = !prices.on_demand && peak_np > 0;
     return absl::FailedPreconditionError(StrCat(
         "no pool can run the ", np_stuck ? "non-preemptible" : "preemptible", " demand (", np_stuck ? peak_np : peak_total,
         " GPUs at the peak): the configuration has no reserved", np_stuck ? " or on-demand pool" : ", on-demand or spot pool"));
   }
+  return b;
+}
 
+// The cheapest base in [lo, hi] (ties: the smaller) and its figures.
+Bound Sweep(const DemandHistogram& demand, const TierPrices& prices, int64_t lo, int64_t hi) {
+  const std::optional<double> preemptible = PreemptiblePrice(prices);
+  const bool to_spot = prices.spot && preemptible == prices.spot;
+  const int64_t peak_np = demand.PeakNp(), peak_total = demand.PeakTotal();
   const double r = prices.reserved.value_or(0), o = prices.on_demand.value_or(0), p = preemptible.value_or(0);
   const int64_t span = demand.Span();
   // GPU-seconds above a base of R, updated as R grows by one: on-demand loses
@@ -143,6 +159,33 @@ Result<Bound> ComputeBound(const DemandHistogram& demand, const TierPrices& pric
     best.spot_cost = 0;
   }
   return best;
+}
+
+}  // namespace
+
+Result<Bound> ComputeBound(const DemandHistogram& demand, const TierPrices& prices) {
+  TIDE_ASSIGN_OR_RETURN(Bases b, FeasibleBases(demand, prices));
+  return Sweep(demand, prices, b.lo, b.hi);
+}
+
+Result<Bound> BoundAtReserved(const DemandHistogram& demand, const TierPrices& prices, int64_t reserved_gpus) {
+  TIDE_ASSIGN_OR_RETURN(Bases b, FeasibleBases(demand, prices));
+  if (reserved_gpus > 0 && !prices.reserved) {
+    return absl::FailedPreconditionError(StrCat("a reserved base of ", reserved_gpus, " GPUs, but no reserved pool"));
+  }
+  if (reserved_gpus < b.lo) {
+    return absl::FailedPreconditionError(StrCat("a reserved base of ", reserved_gpus, " GPUs leaves demand (up to ", b.lo,
+                                                " GPUs) no tier can run"));
+  }
+  return Sweep(demand, prices, reserved_gpus, reserved_gpus);
+}
+
+int64_t ConfiguredReservedGpus(const model::ClusterSpec& spec) {
+  int64_t gpus = 0;
+  for (const auto& pool : spec.pools) {
+    if (pool.tier == model::Tier::kReserved) gpus += int64_t{pool.min_nodes} * pool.type.gpus;
+  }
+  return gpus;
 }
 
 }  // namespace tide::bound

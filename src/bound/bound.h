@@ -88,6 +88,16 @@ struct Bound {
 // the demand (e.g. non-preemptible jobs and only spot pools).
 Result<Bound> ComputeBound(const DemandHistogram& demand, const TierPrices& prices);
 
+// The same rule with the base fixed at `reserved_gpus`: what the bound is
+// for a cluster that keeps its configured reserved pools. FailedPrecondition
+// when that base leaves demand no tier can run, or there is no reserved pool
+// to price a base above 0.
+Result<Bound> BoundAtReserved(const DemandHistogram& demand, const TierPrices& prices, int64_t reserved_gpus);
+
+// GPUs the configuration's reserved pools hold (min_nodes x GPUs per node;
+// a reserved pool's nodes are fixed).
+int64_t ConfiguredReservedGpus(const model::ClusterSpec& spec);
+
 }  // namespace tide::bound
 
 #endif  // TIDE_BOUND_BOUND_H_

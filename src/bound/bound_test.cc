@@ -126,6 +126,38 @@ TEST(ComputeBoundTest, NoTierForNonPreemptibleDemand) {
   EXPECT_THAT(std::string(Message(b.status())), HasSubstr("no pool can run the non-preemptible demand (3 GPUs"));
 }
 
+TEST(BoundAtReservedTest, FixedBase) {
+  auto h = BuildHistogram(kT0, kMixed);
+  ASSERT_TRUE(h.ok());
+  // 8 reserved GPUs over 10h (400) hold the 4 non-preemptible GPUs and 4 of
+  // the 6 preemptible ones; 2 x 5h go to spot at 3.
+  auto b = BoundAtReserved(*h, kAll, 8);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->reserved_gpus, 8);
+  EXPECT_DOUBLE_EQ(b->spot_gpu_hours, 10);
+  EXPECT_DOUBLE_EQ(b->total, 430);
+  // Far above the peak: only the base's price grows.
+  auto big = BoundAtReserved(*h, kAll, 100);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_DOUBLE_EQ(big->total, 5000);
+}
+
+TEST(BoundAtReservedTest, BaseThatLeavesDemandUnserved) {
+  auto h = BuildHistogram(kT0, kMixed);
+  ASSERT_TRUE(h.ok());
+  auto b = BoundAtReserved(*h, kNoOnDemand, 2);  // 4 non-preemptible GPUs, no on-demand
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(BoundAtReserved(*h, kNoReserved, 8).ok());
+}
+
+TEST(ConfiguredReservedGpusTest, SumsTheReservedPools) {
+  using tide::testing::Pool;
+  const auto spec = tide::testing::Spec({Pool("r8", 8, Tier::kReserved, 48, 2, 2), Pool("r4", 4, Tier::kReserved, 20, 3, 3),
+                                         Pool("od", 8, Tier::kOnDemand, 100, 1, 50)});
+  EXPECT_EQ(ConfiguredReservedGpus(spec), 28);
+}
+
 // The definition, evaluated second by second for every base: the sweep must
 // agree with it on small random workloads.
 double BruteForce(const std::vector<JobDemand>& jobs, const TierPrices& pr, int64_t span, int64_t max_base) {

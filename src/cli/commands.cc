@@ -58,10 +58,11 @@ Status WriteFile(const std::string& path, const std::string& text) {
   return OkStatus();
 }
 
-// The offline lower bound on the workload `reader` streams, under the
-// configuration's prices. Jobs no policy could ever start (they fit no pool)
-// cost nothing in simulation, so they are left out; `info` gets the counts.
-Result<bound::Bound> LowerBound(const config::Config& cfg, trace::TraceReader& reader, report::RunInfo* info) {
+// The offline lower bounds on the workload `reader` streams, under the
+// configuration's prices, into `info`: the best reserved base, and the
+// configured one. Jobs no policy could ever start (they fit no pool) cost
+// nothing in simulation, so they are left out and counted.
+Status LowerBounds(const config::Config& cfg, trace::TraceReader& reader, report::RunInfo* info) {
   std::vector<bound::JobDemand> demand;
   info->jobs = 0;
   info->jobs_fit_no_pool = 0;
@@ -76,9 +77,15 @@ Result<bound::Bound> LowerBound(const config::Config& cfg, trace::TraceReader& r
     demand.push_back({job->submit, job->runtime, job->gpus(), job->preemptible && !job->is_protected});
   }
   TIDE_ASSIGN_OR_RETURN(auto histogram, bound::BuildHistogram(reader.start(), demand));
-  auto b = bound::ComputeBound(histogram, bound::CheapestPrices(cfg.cluster));
-  if (!b.ok()) return absl::InvalidArgumentError(StrCat(cfg.source, ": ", Message(b.status())));
-  return b;
+  const bound::TierPrices prices = bound::CheapestPrices(cfg.cluster);
+  auto best = bound::ComputeBound(histogram, prices);
+  if (!best.ok()) return absl::InvalidArgumentError(StrCat(cfg.source, ": ", Message(best.status())));
+  info->lower_bound = *best;
+  // Not an error when the configured base leaves demand unserved: there is
+  // then no such bound to show.
+  auto configured = bound::BoundAtReserved(histogram, prices, bound::ConfiguredReservedGpus(cfg.cluster));
+  if (configured.ok()) info->bound_at_configured = *configured;
+  return OkStatus();
 }
 
 }  // namespace
@@ -89,17 +96,15 @@ int Bound(const BoundArgs& args) {
   auto reader = trace::OpenTrace(args.trace, args.format, TraceOptionsFor(*cfg));
   if (!reader.ok()) return Fail(reader.status());
   report::RunInfo info;
-  auto b = LowerBound(*cfg, **reader, &info);
-  if (!b.ok()) return Fail(b.status());
+  if (auto s = LowerBounds(*cfg, **reader, &info); !s.ok()) return Fail(s);
   info.config = args.config;
   info.trace = (*reader)->Describe();
-  info.gpu_hours = b->demand_gpu_hours;
-  std::cout << report::FormatBound(info, cfg->cluster, *b);
+  std::cout << report::FormatBound(info, cfg->cluster);
   if ((*reader)->skipped() > 0) {
     std::cout << fmt::format("  ({} records that used no GPU time were skipped)\n", (*reader)->skipped());
   }
   if (!args.json_out.empty()) {
-    if (auto s = WriteFile(args.json_out, report::FormatBoundJson(info, cfg->cluster, *b)); !s.ok()) return Fail(s);
+    if (auto s = WriteFile(args.json_out, report::FormatBoundJson(info, cfg->cluster)); !s.ok()) return Fail(s);
   }
   return kOk;
 }
@@ -142,10 +147,10 @@ int Simulate(const SimulateArgs& args) {
   if (args.bound) {
     auto again = open();
     if (!again.ok()) return Fail(again.status());
-    report::RunInfo counts;
-    auto b = LowerBound(*cfg, **again, &counts);
-    if (!b.ok()) return Fail(b.status());
-    info.lower_bound = *b;
+    report::RunInfo bounds;
+    if (auto s = LowerBounds(*cfg, **again, &bounds); !s.ok()) return Fail(s);
+    info.lower_bound = bounds.lower_bound;
+    info.bound_at_configured = bounds.bound_at_configured;
   }
 
   if (!args.quiet) std::cout << report::FormatTable(info, cfg->cluster, results);

@@ -71,6 +71,10 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   if (info.lower_bound) {
     row("  cost / lower bound", [&](const PolicyResult& r) { return BoundRatio(r.cost.total, *info.lower_bound); });
   }
+  if (info.bound_at_configured) {
+    row("  cost / bound, configured base",
+        [&](const PolicyResult& r) { return BoundRatio(r.cost.total, *info.bound_at_configured); });
+  }
   for (int t = 0; t < model::kNumTiers; ++t) {
     bool any = false;
     for (const auto& r : results) any |= r.cost.by_tier[t] > 0;
@@ -180,6 +184,10 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   if (const auto& b = info.lower_bound) {
     StrAppend(&out, fmt::format("lower bound: {} {} (a reserved base of {} GPUs; docs/design/bound.md)\n",
                                 Money(b->total), spec.currency, b->reserved_gpus));
+  }
+  if (const auto& b = info.bound_at_configured) {
+    StrAppend(&out, fmt::format("  with the configured reserved base of {} GPUs: {} {}\n", b->reserved_gpus,
+                                Money(b->total), spec.currency));
   }
   for (const auto& r : results) {
     if (!r.description.empty()) StrAppend(&out, "  ", r.name, ": ", r.description, "\n");
@@ -306,13 +314,15 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, cons
                  {"mean_demand_gpus", Round(info.mean_demand_gpus, 0.01)}};
   root["currency"] = spec.currency;
   if (info.lower_bound) root["lower_bound"] = BoundObject(*info.lower_bound);
+  if (info.bound_at_configured) root["lower_bound_configured_base"] = BoundObject(*info.bound_at_configured);
   auto& policies = root["policies"] = nlohmann::ordered_json::array();
   for (const auto& r : results) {
     policies.push_back(PolicyObject(spec, r));
-    if (const auto& b = info.lower_bound) {
-      policies.back()["cost_to_lower_bound"] =
-          b->total > 0 ? nlohmann::ordered_json(Round(r.cost.total / b->total)) : nlohmann::ordered_json();
-    }
+    auto ratio = [&](const std::optional<bound::Bound>& b) {
+      return b->total > 0 ? nlohmann::ordered_json(Round(r.cost.total / b->total)) : nlohmann::ordered_json();
+    };
+    if (info.lower_bound) policies.back()["cost_to_lower_bound"] = ratio(info.lower_bound);
+    if (info.bound_at_configured) policies.back()["cost_to_lower_bound_configured_base"] = ratio(info.bound_at_configured);
   }
   return root.dump(2) + "\n";
 }
@@ -329,7 +339,10 @@ std::string PriceText(const std::optional<double>& price) {
 
 }  // namespace
 
-std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec, const bound::Bound& b) {
+std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec) {
+  const bound::Bound& b = *info.lower_bound;
+  std::vector<const bound::Bound*> cols = {&b};
+  if (info.bound_at_configured) cols.push_back(&*info.bound_at_configured);
   std::string out;
   StrAppend(&out, "workload: ", info.trace, "\n");
   StrAppend(&out, fmt::format("  {} jobs, {} GPU-hours; unqueued demand peaks at {} GPUs ({} not preemptible)\n",
@@ -344,30 +357,43 @@ std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec, con
   StrAppend(&out, fmt::format("  billed {} .. {} ({})\n", FormatTimestamp(b.start), FormatTimestamp(b.end),
                               HumanDuration((b.end - b.start).count())));
   out += "\noffline lower bound (docs/design/bound.md)\n";
-  const std::pair<std::string, std::string> rows[] = {
-      {"reserved base (GPUs)", StrCat(b.reserved_gpus)},
-      {"GPU-hours reserved", Money(b.reserved_gpu_hours)},
-      {"GPU-hours on-demand", Money(b.on_demand_gpu_hours)},
-      {"GPU-hours spot", Money(b.spot_gpu_hours)},
-      {StrCat("cost (", spec.currency, ")"), Money(b.total)},
-      {"  reserved", Money(b.reserved_cost)},
-      {"  on-demand", Money(b.on_demand_cost)},
-      {"  spot", Money(b.spot_cost)},
+  using Cell = std::string (*)(const bound::Bound&);
+  const std::pair<std::string, Cell> rows[] = {
+      {"reserved base (GPUs)", [](const bound::Bound& x) { return StrCat(x.reserved_gpus); }},
+      {"GPU-hours reserved", [](const bound::Bound& x) { return Money(x.reserved_gpu_hours); }},
+      {"          on-demand", [](const bound::Bound& x) { return Money(x.on_demand_gpu_hours); }},
+      {"          spot", [](const bound::Bound& x) { return Money(x.spot_gpu_hours); }},
+      {StrCat("cost (", spec.currency, ")"), [](const bound::Bound& x) { return Money(x.total); }},
+      {"  reserved", [](const bound::Bound& x) { return Money(x.reserved_cost); }},
+      {"  on-demand", [](const bound::Bound& x) { return Money(x.on_demand_cost); }},
+      {"  spot", [](const bound::Bound& x) { return Money(x.spot_cost); }},
   };
-  size_t w = 0;
-  for (const auto& [label, value] : rows) w = std::max(w, value.size());
-  for (const auto& [label, value] : rows) StrAppend(&out, fmt::format("  {:<22}{:>{}}\n", label, value, w));
+  const std::string heads[] = {"best base", "configured base"};
+  std::vector<size_t> w;
+  for (size_t c = 0; c < cols.size(); ++c) {
+    w.push_back(heads[c].size());
+    for (const auto& [label, cell] : rows) w[c] = std::max(w[c], cell(*cols[c]).size());
+  }
+  StrAppend(&out, fmt::format("  {:<22}", ""));
+  for (size_t c = 0; c < cols.size(); ++c) StrAppend(&out, fmt::format("  {:>{}}", heads[c], w[c]));
+  out += "\n";
+  for (const auto& [label, cell] : rows) {
+    StrAppend(&out, fmt::format("  {:<22}", label));
+    for (size_t c = 0; c < cols.size(); ++c) StrAppend(&out, fmt::format("  {:>{}}", cell(*cols[c]), w[c]));
+    out += "\n";
+  }
   return out;
 }
 
-std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec, const bound::Bound& b) {
+std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec) {
   nlohmann::ordered_json root;
   root["run"] = {{"config", info.config},
                  {"trace", info.trace},
                  {"jobs", info.jobs},
                  {"jobs_fit_no_pool", info.jobs_fit_no_pool}};
   root["currency"] = spec.currency;
-  root["lower_bound"] = BoundObject(b);
+  root["lower_bound"] = BoundObject(*info.lower_bound);
+  if (info.bound_at_configured) root["lower_bound_configured_base"] = BoundObject(*info.bound_at_configured);
   return root.dump(2) + "\n";
 }
 

@@ -26,6 +26,9 @@ struct RunInfo {
   // Set (simulate --bound): the table and JSON also compare every policy's
   // cost with the offline lower bound (docs/design/bound.md).
   std::optional<bound::Bound> lower_bound;
+  // The same with the reserved base fixed at what the configuration's
+  // reserved pools hold (unset when that base leaves demand unserved).
+  std::optional<bound::Bound> bound_at_configured;
   // tide bound: jobs left out of the bound because no pool could run them.
   int64_t jobs_fit_no_pool = 0;
 };
@@ -50,10 +53,11 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec,
 // A cost over the lower bound, "1.14x"; "-" when the bound is 0.
 std::string BoundRatio(double cost, const bound::Bound& b);
 
-// What `tide bound` prints, and its JSON twin:
-// {"run": {...}, "currency": "...", "lower_bound": {"reserved_gpus", "cost_total", "gpu_hours": {...}, ...}}
-std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec, const bound::Bound& b);
-std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec, const bound::Bound& b);
+// What `tide bound` prints (info.lower_bound must be set), and its JSON twin:
+// {"run": {...}, "currency": "...", "lower_bound": {"reserved_gpus", "cost_total", "cost_by_tier", ...},
+//  "lower_bound_configured_base": {...}}
+std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec);
+std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec);
 
 }  // namespace tide::report
 
