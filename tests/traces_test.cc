@@ -22,6 +22,15 @@ std::string TracePath(const std::string& rel) { return std::string(TIDE_TRACES_D
     GTEST_SKIP() << "public traces not found at " << path << " (see docs/traces.md to fetch them)"; \
   }
 
+// Trace options for a configuration's start and classes, on 8-GPU nodes.
+trace::TraceOptions EightGpuOptions(const config::Config& cfg) {
+  trace::TraceOptions topts;
+  topts.start = cfg.simulation.start;
+  topts.gpus_per_node = 8;
+  topts.spec = &cfg.cluster;
+  return topts;
+}
+
 // The ITP cluster04 trace (15,802 jobs) under every policy, on the cluster the
 // published experiments used for it: 128 nodes of 8 GPUs at most.
 TEST(TracesTest, ItpCluster04UnderEveryPolicy) {
@@ -29,10 +38,7 @@ TEST(TracesTest, ItpCluster04UnderEveryPolicy) {
   REQUIRE_TRACE(path);
   auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/itp.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status();
-  trace::TraceOptions topts;
-  topts.start = cfg->simulation.start;
-  topts.gpus_per_node = 8;
-  topts.spec = &cfg->cluster;
+  const trace::TraceOptions topts = EightGpuOptions(*cfg);
   auto reader = trace::OpenTrace(path, "auto", topts);
   ASSERT_TRUE(reader.ok()) << reader.status();
   auto summary = trace::SummarizeWorkload(**reader);
@@ -72,10 +78,7 @@ TEST(TracesTest, BambooSpotSupplyTrace) {
   spot.supply = std::move(*supply);
   spot.supply_scale = 0.25;
   spot.mean_time_to_interrupt = Seconds(0);
-  trace::TraceOptions topts;
-  topts.start = cfg->simulation.start;
-  topts.gpus_per_node = 8;
-  topts.spec = &cfg->cluster;
+  const trace::TraceOptions topts = EightGpuOptions(*cfg);
   const std::string jobs = dir + "/jobs.csv";
   auto policies = autoscale::MakePolicies("tide-ignores-notices,tide", cfg->policies, cfg->cluster, {});
   ASSERT_TRUE(policies.ok()) << policies.status();
@@ -102,10 +105,7 @@ TEST(TracesTest, BambooSpotSupplyTrace) {
 TEST(TracesTest, LowerBoundOnEveryPublicTrace) {
   auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/itp.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status();
-  trace::TraceOptions topts;
-  topts.start = cfg->simulation.start;
-  topts.gpus_per_node = 8;
-  topts.spec = &cfg->cluster;
+  const trace::TraceOptions topts = EightGpuOptions(*cfg);
   const bound::TierPrices prices = bound::CheapestPrices(cfg->cluster);
   for (const std::string rel : {"itp-2021/cluster01.csv", "itp-2021/cluster02.csv", "itp-2021/cluster03.csv",
                                 "itp-2021/cluster04.csv", "itp-2021/cluster05.csv", "philly-2017/philly.csv"}) {

@@ -16,6 +16,13 @@ model::JobSpec NewJob(const TraceOptions& options) {
   return j;
 }
 
+void UseDefaultClass(const TraceOptions& options, model::JobSpec* job) {
+  job->priority_class = options.spec->default_priority_class;
+  const auto& cls = options.spec->priority_classes[job->priority_class];
+  job->preemptible = cls.preemptible;
+  job->is_protected = cls.protect;
+}
+
 void SplitGang(int gpus, int gpus_per_node, int* workers, int* gpus_per_worker) {
   gpus_per_node = std::max(1, gpus_per_node);
   *workers = (gpus + gpus_per_node - 1) / gpus_per_node;

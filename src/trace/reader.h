@@ -62,6 +62,9 @@ struct TraceOptions {
 
 // A JobSpec with the options' defaults for phases and checkpoints.
 model::JobSpec NewJob(const TraceOptions& options);
+// Gives `job` the default priority class and its preemptible and protected
+// flags (for formats that carry no priority: ITP, SWF).
+void UseDefaultClass(const TraceOptions& options, model::JobSpec* job);
 
 // The formats OpenTrace accepts.
 std::vector<std::string> TraceFormats();

@@ -160,10 +160,7 @@ class SwfReader final : public TraceReader {
     job.submit = start_ + Seconds(submit);
     job.runtime = Seconds(run);
     SplitGang(static_cast<int>(gpus), options_.gpus_per_node, &job.workers, &job.gpus_per_worker);
-    job.priority_class = options_.spec->default_priority_class;
-    const auto& cls = options_.spec->priority_classes[job.priority_class];
-    job.preemptible = cls.preemptible;
-    job.is_protected = cls.protect;
+    UseDefaultClass(options_, &job);
     if (v[kUser] >= 0) job.team = StrCat("u", std::llround(v[kUser]));
     return std::optional<model::JobSpec>(std::move(job));
   }
