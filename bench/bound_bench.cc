@@ -18,8 +18,8 @@ std::vector<bound::JobDemand> MakeJobs(int n) {
   std::vector<bound::JobDemand> jobs;
   for (int i = 0; i < n; ++i) {
     const int64_t gpus = int64_t{1} << rng.UniformInt(0, 6);  // 1 .. 64
-    jobs.push_back({FromUnixSeconds(rng.UniformInt(0, span)), Seconds(rng.UniformInt(60, 3 * 86400)), gpus,
-                    rng.Bernoulli(0.3)});
+    jobs.push_back(
+        {FromUnixSeconds(rng.UniformInt(0, span)), Seconds(rng.UniformInt(60, 3 * 86400)), gpus, rng.Bernoulli(0.3)});
   }
   return jobs;
 }

@@ -26,9 +26,15 @@ TierPrices CheapestPrices(const model::ClusterSpec& spec) {
     if (pool.max_nodes <= 0 || pool.type.gpus <= 0) continue;
     const double per_gpu = pool.price_per_hour / pool.type.gpus;
     switch (pool.tier) {
-      case model::Tier::kReserved: MinInto(&p.reserved, per_gpu); break;
-      case model::Tier::kOnDemand: MinInto(&p.on_demand, per_gpu); break;
-      case model::Tier::kSpot: MinInto(&p.spot, per_gpu); break;
+      case model::Tier::kReserved:
+        MinInto(&p.reserved, per_gpu);
+        break;
+      case model::Tier::kOnDemand:
+        MinInto(&p.on_demand, per_gpu);
+        break;
+      case model::Tier::kSpot:
+        MinInto(&p.spot, per_gpu);
+        break;
     }
   }
   return p;
@@ -44,8 +50,8 @@ Result<DemandHistogram> BuildHistogram(Timestamp start, const std::vector<JobDem
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobDemand& j = jobs[i];
     if (j.submit < start) {
-      return absl::InvalidArgumentError(
-          StrCat("job ", i, " is submitted at ", FormatTimestamp(j.submit), ", before the start ", FormatTimestamp(start)));
+      return absl::InvalidArgumentError(StrCat("job ", i, " is submitted at ", FormatTimestamp(j.submit),
+                                               ", before the start ", FormatTimestamp(start)));
     }
     if (j.runtime.count() < 0 || j.gpus < 0) {
       return absl::InvalidArgumentError(StrCat("job ", i, " has a negative run time or GPU count"));
@@ -104,9 +110,10 @@ Result<Bases> FeasibleBases(const DemandHistogram& demand, const TierPrices& pri
   b.hi = prices.reserved ? peak_total : 0;
   if (b.lo > b.hi) {
     const bool np_stuck = !prices.on_demand && peak_np > 0;
-    return absl::FailedPreconditionError(StrCat(
-        "no pool can run the ", np_stuck ? "non-preemptible" : "preemptible", " demand (", np_stuck ? peak_np : peak_total,
-        " GPUs at the peak): the configuration has no reserved", np_stuck ? " or on-demand pool" : ", on-demand or spot pool"));
+    return absl::FailedPreconditionError(StrCat("no pool can run the ", np_stuck ? "non-preemptible" : "preemptible",
+                                                " demand (", np_stuck ? peak_np : peak_total,
+                                                " GPUs at the peak): the configuration has no reserved",
+                                                np_stuck ? " or on-demand pool" : ", on-demand or spot pool"));
   }
   return b;
 }
@@ -127,8 +134,8 @@ Bound Sweep(const DemandHistogram& demand, const TierPrices& prices, int64_t lo,
   bool found = false;
   for (int64_t base = 0; base <= hi; ++base) {
     if (base >= lo) {
-      const double cost = (r * static_cast<double>(base * span) + o * static_cast<double>(od) +
-                           p * static_cast<double>(over)) / 3600.0;
+      const double cost =
+          (r * static_cast<double>(base * span) + o * static_cast<double>(od) + p * static_cast<double>(over)) / 3600.0;
       if (!found || cost < best.total) {
         found = true;
         best.reserved_gpus = base;
@@ -174,8 +181,8 @@ Result<Bound> BoundAtReserved(const DemandHistogram& demand, const TierPrices& p
     return absl::FailedPreconditionError(StrCat("a reserved base of ", reserved_gpus, " GPUs, but no reserved pool"));
   }
   if (reserved_gpus < b.lo) {
-    return absl::FailedPreconditionError(StrCat("a reserved base of ", reserved_gpus, " GPUs leaves demand (up to ", b.lo,
-                                                " GPUs) no tier can run"));
+    return absl::FailedPreconditionError(
+        StrCat("a reserved base of ", reserved_gpus, " GPUs leaves demand (up to ", b.lo, " GPUs) no tier can run"));
   }
   return Sweep(demand, prices, reserved_gpus, reserved_gpus);
 }

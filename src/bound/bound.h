@@ -70,7 +70,7 @@ struct Bound {
   double demand_gpu_hours = 0;
   // Where the GPU-hours go. Preemptible demand above the base goes to the
   // cheaper of spot and on-demand; without a spot pool, to on-demand.
-  double reserved_gpu_hours = 0;   // R x span, used or not
+  double reserved_gpu_hours = 0;  // R x span, used or not
   double on_demand_gpu_hours = 0;
   double spot_gpu_hours = 0;
   double reserved_cost = 0;

@@ -12,9 +12,9 @@
 namespace tide::bound {
 namespace {
 
+using model::Tier;
 using ::testing::HasSubstr;
 using tide::testing::kT0;
-using model::Tier;
 
 constexpr int64_t kHour = 3600;
 
@@ -25,10 +25,10 @@ JobDemand Job(int64_t submit_h, int64_t hours, int64_t gpus, bool spot_ok = fals
 TEST(CheapestPricesTest, PerGpuHourOfTheCheapestPoolOfEachTier) {
   using tide::testing::Pool;
   const auto spec = tide::testing::Spec({
-      Pool("r8", 8, Tier::kReserved, 48, 2, 2),     // 6 / GPU-hour
-      Pool("r4", 4, Tier::kReserved, 20, 1, 1),     // 5
-      Pool("od", 8, Tier::kOnDemand, 100, 0, 50),   // 12.5
-      Pool("spot", 8, Tier::kSpot, 16, 0, 0),       // max_nodes 0: not a pool one can use
+      Pool("r8", 8, Tier::kReserved, 48, 2, 2),    // 6 / GPU-hour
+      Pool("r4", 4, Tier::kReserved, 20, 1, 1),    // 5
+      Pool("od", 8, Tier::kOnDemand, 100, 0, 50),  // 12.5
+      Pool("spot", 8, Tier::kSpot, 16, 0, 0),      // max_nodes 0: not a pool one can use
   });
   const TierPrices p = CheapestPrices(spec);
   EXPECT_EQ(p.reserved, 5.0);
@@ -153,8 +153,9 @@ TEST(BoundAtReservedTest, BaseThatLeavesDemandUnserved) {
 
 TEST(ConfiguredReservedGpusTest, SumsTheReservedPools) {
   using tide::testing::Pool;
-  const auto spec = tide::testing::Spec({Pool("r8", 8, Tier::kReserved, 48, 2, 2), Pool("r4", 4, Tier::kReserved, 20, 3, 3),
-                                         Pool("od", 8, Tier::kOnDemand, 100, 1, 50)});
+  const auto spec =
+      tide::testing::Spec({Pool("r8", 8, Tier::kReserved, 48, 2, 2), Pool("r4", 4, Tier::kReserved, 20, 3, 3),
+                           Pool("od", 8, Tier::kOnDemand, 100, 1, 50)});
   EXPECT_EQ(ConfiguredReservedGpus(spec), 28);
 }
 

@@ -70,6 +70,11 @@ Status LowerBounds(const config::Config& cfg, trace::TraceReader& reader, report
     TIDE_ASSIGN_OR_RETURN(auto job, reader.Next());
     if (!job) break;
     ++info->jobs;
+    if (job->submit < reader.start()) {  // as the simulator refuses it
+      return absl::InvalidArgumentError(StrCat(reader.Describe(), ": job ", job->name, " is submitted at ",
+                                               FormatTimestamp(job->submit), ", before the trace start ",
+                                               FormatTimestamp(reader.start()), "; set simulation.start earlier"));
+    }
     if (!sched::CouldEverRun(cfg.cluster, *job)) {
       ++info->jobs_fit_no_pool;
       continue;
@@ -101,7 +106,7 @@ int Bound(const BoundArgs& args) {
   info.trace = (*reader)->Describe();
   std::cout << report::FormatBound(info, cfg->cluster);
   if ((*reader)->skipped() > 0) {
-    std::cout << fmt::format("  ({} records that used no GPU time were skipped)\n", (*reader)->skipped());
+    std::cout << fmt::format("  records skipped as using no GPU time: {}\n", (*reader)->skipped());
   }
   if (!args.json_out.empty()) {
     if (auto s = WriteFile(args.json_out, report::FormatBoundJson(info, cfg->cluster)); !s.ok()) return Fail(s);
@@ -255,7 +260,7 @@ int TraceStats(const StatsArgs& args) {
   if (!summary.ok()) return Fail(summary.status());
   std::cout << "trace: " << (*reader)->Describe() << "\n";
   if ((*reader)->skipped() > 0) {
-    std::cout << fmt::format("skipped: {} records that used no GPU time\n", (*reader)->skipped());
+    std::cout << fmt::format("records skipped as using no GPU time: {}\n", (*reader)->skipped());
   }
   std::cout << fmt::format("jobs: {} over {} (first {}, last {})\n", runtimes.size(),
                                report::HumanDuration(runtimes.empty() ? 0 : (last - first).count()),

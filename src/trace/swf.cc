@@ -16,11 +16,24 @@ namespace {
 
 // The 18 fields of a line, in order (1-based in the SWF definition).
 constexpr int kSwfFields = 18;
-constexpr const char* kFieldNames[kSwfFields] = {
-    "job_number",     "submit_time",     "wait_time",       "run_time",          "allocated_processors",
-    "avg_cpu_time",   "used_memory",     "requested_processors", "requested_time", "requested_memory",
-    "status",         "user_id",         "group_id",        "executable",        "queue",
-    "partition",      "preceding_job",   "think_time"};
+constexpr const char* kFieldNames[kSwfFields] = {"job_number",
+                                                 "submit_time",
+                                                 "wait_time",
+                                                 "run_time",
+                                                 "allocated_processors",
+                                                 "avg_cpu_time",
+                                                 "used_memory",
+                                                 "requested_processors",
+                                                 "requested_time",
+                                                 "requested_memory",
+                                                 "status",
+                                                 "user_id",
+                                                 "group_id",
+                                                 "executable",
+                                                 "queue",
+                                                 "partition",
+                                                 "preceding_job",
+                                                 "think_time"};
 enum Field { kJob = 0, kSubmit = 1, kRunTime = 3, kAllocProcs = 4, kReqProcs = 7, kUser = 11 };
 
 // Splits `line` on runs of spaces and tabs.
@@ -75,7 +88,9 @@ class SwfReader final : public TraceReader {
       }
       if (Contains(t, "UnixStartTime")) {
         auto v = UnixStartTime(t);
-        if (!v || *v < 0) return LineError(StrCat("header 'UnixStartTime': expected seconds since 1970, got '", t, "'"));
+        if (!v || *v < 0) {
+          return LineError(StrCat("header 'UnixStartTime': expected seconds since 1970, got '", t, "'"));
+        }
         start_ = FromUnixSeconds(*v);
       }
     }

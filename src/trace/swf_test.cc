@@ -27,8 +27,7 @@ std::string Write(const std::string& name, const std::string& text) {
 
 // One job line: the fields tide reads, the rest -1.
 std::string Line(int job, int64_t submit, int64_t run, int alloc, int req = -1, int user = 3) {
-  return StrCat(job, " ", submit, " 5 ", run, " ", alloc, " -1 -1 ", req, " 3600 -1 1 ", user,
-                " 1 -1 1 -1 -1 -1\n");
+  return StrCat(job, " ", submit, " 5 ", run, " ", alloc, " -1 -1 ", req, " 3600 -1 1 ", user, " 1 -1 1 -1 -1 -1\n");
 }
 
 class SwfTest : public ::testing::Test {
@@ -51,10 +50,10 @@ const std::string kLog = StrCat(
     "; UnixStartTime: 1000000000\n"
     "; MaxProcs: 64\n"
     ";\n",
-    Line(1, 0, 3600, 4), Line(2, 10, 0, 4),  // ran for no time: skipped
+    Line(1, 0, 3600, 4), Line(2, 10, 0, 4),                                      // ran for no time: skipped
     "\t3  20  0  7200  -1  -1  -1  16  7200  -1  5  7  1  -1  1  -1  -1  -1\n",  // cancelled, requested only
-    "; a comment between jobs\n", "\n", Line(4, 30, 60, -1, -1, -1),  // no processors: skipped
-    "5 30.2 5 90.4 1 -1 -1 1 -1 -1 1 3 1 -1 1 -1 -1 -1\n");  // times may be decimals
+    "; a comment between jobs\n", "\n", Line(4, 30, 60, -1, -1, -1),             // no processors: skipped
+    "5 30.2 5 90.4 1 -1 -1 1 -1 -1 1 3 1 -1 1 -1 -1 -1\n");                      // times may be decimals
 
 TEST_F(SwfTest, ReadsJobsAndSkipsThoseThatUsedNothing) {
   auto reader = OpenTrace(Write("log.swf", kLog), "auto", options_);
@@ -84,8 +83,8 @@ TEST_F(SwfTest, ReadsJobsAndSkipsThoseThatUsedNothing) {
 
 TEST_F(SwfTest, ProcessorsPerGpuRoundsUp) {
   options_.swf_procs_per_gpu = 4;
-  auto reader = OpenTrace(Write("per_gpu.swf", StrCat(Line(1, 0, 10, 1), Line(2, 0, 10, 4), Line(3, 0, 10, 9))),
-                          "swf", options_);
+  auto reader =
+      OpenTrace(Write("per_gpu.swf", StrCat(Line(1, 0, 10, 1), Line(2, 0, 10, 4), Line(3, 0, 10, 9))), "swf", options_);
   ASSERT_TRUE(reader.ok()) << reader.status();
   EXPECT_EQ((*reader)->start(), kT0);  // no UnixStartTime: the configured time zero
   auto jobs = ReadAll(**reader);
