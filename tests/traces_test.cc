@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autoscale/policy.h"
+#include "bound/bound.h"
 #include "config/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -25,6 +26,15 @@ std::string TracePath(const std::string& rel) { return std::string(TIDE_TRACES_D
     GTEST_SKIP() << "public traces not found at " << path << " (see docs/traces.md to fetch them)"; \
   }
 
+// Trace options for a configuration's start and classes, on 8-GPU nodes.
+trace::TraceOptions EightGpuOptions(const config::Config& cfg) {
+  trace::TraceOptions topts;
+  topts.start = cfg.simulation.start;
+  topts.gpus_per_node = 8;
+  topts.spec = &cfg.cluster;
+  return topts;
+}
+
 // The ITP cluster04 trace (15,802 jobs) under every policy, on the cluster the
 // published experiments used for it: 128 nodes of 8 GPUs at most.
 TEST(TracesTest, ItpCluster04UnderEveryPolicy) {
@@ -32,10 +42,7 @@ TEST(TracesTest, ItpCluster04UnderEveryPolicy) {
   REQUIRE_TRACE(path);
   auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/itp.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status();
-  trace::TraceOptions topts;
-  topts.start = cfg->simulation.start;
-  topts.gpus_per_node = 8;
-  topts.spec = &cfg->cluster;
+  const trace::TraceOptions topts = EightGpuOptions(*cfg);
   auto reader = trace::OpenTrace(path, "auto", topts);
   ASSERT_TRUE(reader.ok()) << reader.status();
   auto summary = trace::SummarizeWorkload(**reader);
@@ -75,10 +82,7 @@ TEST(TracesTest, BambooSpotSupplyTrace) {
   spot.supply = std::move(*supply);
   spot.supply_scale = 0.25;
   spot.mean_time_to_interrupt = Seconds(0);
-  trace::TraceOptions topts;
-  topts.start = cfg->simulation.start;
-  topts.gpus_per_node = 8;
-  topts.spec = &cfg->cluster;
+  const trace::TraceOptions topts = EightGpuOptions(*cfg);
   const std::string jobs = dir + "/jobs.csv";
   auto policies = autoscale::MakePolicies("tide-ignores-notices,tide", cfg->policies, cfg->cluster, {});
   ASSERT_TRUE(policies.ok()) << policies.status();
@@ -205,6 +209,42 @@ TEST(TracesTest, OpenbPodListsAsSimulatorTraces) {
   auto all = trace::SummarizeWorkload(**shuffled);
   ASSERT_FALSE(all.ok());  // its rows are not in creation order
   EXPECT_THAT(std::string(Message(all.status())), ::testing::HasSubstr("rows must be in creation order"));
+}
+
+// The offline lower bound on every public GPU trace, under the ITP cluster's
+// prices: it accounts for all the trace's GPU time, and the best base is no
+// dearer than the configured one.
+TEST(TracesTest, LowerBoundOnEveryPublicTrace) {
+  auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/itp.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  const trace::TraceOptions topts = EightGpuOptions(*cfg);
+  const bound::TierPrices prices = bound::CheapestPrices(cfg->cluster);
+  for (const std::string rel : {"itp-2021/cluster01.csv", "itp-2021/cluster02.csv", "itp-2021/cluster03.csv",
+                                "itp-2021/cluster04.csv", "itp-2021/cluster05.csv", "philly-2017/philly.csv"}) {
+    SCOPED_TRACE(rel);
+    const std::string path = TracePath(rel);
+    REQUIRE_TRACE(path);
+    auto reader = trace::OpenTrace(path, "auto", topts);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    auto jobs = trace::ReadAll(**reader);
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    std::vector<bound::JobDemand> demand;
+    double gpu_hours = 0;
+    for (const auto& j : *jobs) {
+      demand.push_back({j.submit, j.runtime, j.gpus(), j.preemptible && !j.is_protected});
+      gpu_hours += j.gpus() * static_cast<double>(j.runtime.count()) / 3600.0;
+    }
+    auto h = bound::BuildHistogram((*reader)->start(), demand);
+    ASSERT_TRUE(h.ok()) << h.status();
+    auto best = bound::ComputeBound(*h, prices);
+    auto configured = bound::BoundAtReserved(*h, prices, bound::ConfiguredReservedGpus(cfg->cluster));
+    ASSERT_TRUE(best.ok() && configured.ok());
+    EXPECT_NEAR(best->demand_gpu_hours, gpu_hours, 1e-6 * gpu_hours);
+    EXPECT_NEAR(best->reserved_gpu_hours, static_cast<double>(best->reserved_gpus * h->Span()) / 3600.0, 1e-6);
+    EXPECT_LE(best->total, configured->total);
+    EXPECT_GT(best->total, 0);
+    EXPECT_LE(best->reserved_gpus, best->peak_gpus);
+  }
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 #include <map>
 
 #include "autoscale/policy.h"
+#include "bound/bound.h"
 #include "config/config.h"
 #include "report/report.h"
+#include "sched/eligibility.h"
 #include "sim/compare.h"
 #include "trace/demand.h"
 #include "trace/reader.h"
@@ -41,6 +43,7 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
   o.spec = &cfg.cluster;
   o.phases = cfg.jobs.phases;
   o.checkpoint = cfg.jobs.checkpoint;
+  o.swf_procs_per_gpu = cfg.simulation.swf_procs_per_gpu;
   return o;
 }
 
@@ -53,6 +56,64 @@ Status WriteFile(const std::string& path, const std::string& text) {
   out.close();
   if (!out) return absl::UnavailableError(StrCat(path, ": write failed"));
   return OkStatus();
+}
+
+namespace {
+
+// The offline lower bounds on the workload `reader` streams, under the
+// configuration's prices, into `info`: the best reserved base, and the
+// configured one. Jobs no policy could ever start (they fit no pool) cost
+// nothing in simulation, so they are left out and counted.
+Status LowerBounds(const config::Config& cfg, trace::TraceReader& reader, report::RunInfo* info) {
+  std::vector<bound::JobDemand> demand;
+  info->jobs = 0;
+  info->jobs_fit_no_pool = 0;
+  while (true) {
+    TIDE_ASSIGN_OR_RETURN(auto job, reader.Next());
+    if (!job) break;
+    ++info->jobs;
+    if (job->submit < reader.start()) {  // as the simulator refuses it
+      return absl::InvalidArgumentError(StrCat(reader.Describe(), ": job ", job->name, " is submitted at ",
+                                               FormatTimestamp(job->submit), ", before the trace start ",
+                                               FormatTimestamp(reader.start()), "; set simulation.start earlier"));
+    }
+    if (!sched::CouldEverRun(cfg.cluster, *job)) {
+      ++info->jobs_fit_no_pool;
+      continue;
+    }
+    demand.push_back({job->submit, job->runtime, job->gpus(), job->preemptible && !job->is_protected});
+  }
+  TIDE_ASSIGN_OR_RETURN(auto histogram, bound::BuildHistogram(reader.start(), demand));
+  const bound::TierPrices prices = bound::CheapestPrices(cfg.cluster);
+  auto best = bound::ComputeBound(histogram, prices);
+  if (!best.ok()) return absl::InvalidArgumentError(StrCat(cfg.source, ": ", Message(best.status())));
+  info->lower_bound = *best;
+  // Not an error when the configured base leaves demand unserved: there is
+  // then no such bound to show.
+  auto configured = bound::BoundAtReserved(histogram, prices, bound::ConfiguredReservedGpus(cfg.cluster));
+  if (configured.ok()) info->bound_at_configured = *configured;
+  return OkStatus();
+}
+
+}  // namespace
+
+int Bound(const BoundArgs& args) {
+  auto cfg = config::LoadConfig(args.config);
+  if (!cfg.ok()) return Fail(cfg.status());
+  auto reader = trace::OpenTrace(args.trace, args.format, TraceOptionsFor(*cfg));
+  if (!reader.ok()) return Fail(reader.status());
+  report::RunInfo info;
+  if (auto s = LowerBounds(*cfg, **reader, &info); !s.ok()) return Fail(s);
+  info.config = args.config;
+  info.trace = (*reader)->Describe();
+  std::cout << report::FormatBound(info, cfg->cluster);
+  if ((*reader)->skipped() > 0) {
+    std::cout << fmt::format("  records skipped as using no GPU time: {}\n", (*reader)->skipped());
+  }
+  if (!args.json_out.empty()) {
+    if (auto s = WriteFile(args.json_out, report::FormatBoundJson(info, cfg->cluster)); !s.ok()) return Fail(s);
+  }
+  return kOk;
 }
 
 int Simulate(const SimulateArgs& args) {
@@ -90,6 +151,14 @@ int Simulate(const SimulateArgs& args) {
   info.peak_demand_gpus = summary->demand.peak_gpus;
   info.mean_demand_gpus = summary->demand.mean_gpus;
   info.seed = copts.sim.seed;
+  if (args.bound) {
+    auto again = open();
+    if (!again.ok()) return Fail(again.status());
+    report::RunInfo bounds;
+    if (auto s = LowerBounds(*cfg, **again, &bounds); !s.ok()) return Fail(s);
+    info.lower_bound = bounds.lower_bound;
+    info.bound_at_configured = bounds.bound_at_configured;
+  }
 
   if (!args.quiet) std::cout << report::FormatTable(info, cfg->cluster, results);
   if (!args.json_out.empty()) {
@@ -192,6 +261,9 @@ int TraceStats(const StatsArgs& args) {
   auto summary = trace::SummarizeWorkload(**again);
   if (!summary.ok()) return Fail(summary.status());
   std::cout << "trace: " << (*reader)->Describe() << "\n";
+  if ((*reader)->skipped() > 0) {
+    std::cout << fmt::format("records skipped as using no GPU time: {}\n", (*reader)->skipped());
+  }
   std::cout << fmt::format("jobs: {} over {} (first {}, last {})\n", runtimes.size(),
                                report::HumanDuration(runtimes.empty() ? 0 : (last - first).count()),
                                runtimes.empty() ? "-" : FormatTimestamp(first),

@@ -23,8 +23,18 @@ struct SimulateArgs {
   std::optional<uint64_t> seed;
   int threads = 0;
   bool quiet = false;
+  bool bound = false;  // also compare every cost with the offline lower bound
 };
 int Simulate(const SimulateArgs& args);
+
+// `tide bound`: the offline lower bound on cost (docs/design/bound.md).
+struct BoundArgs {
+  std::string config;
+  std::string trace;
+  std::string format = "auto";
+  std::string json_out;
+};
+int Bound(const BoundArgs& args);
 
 struct SynthArgs {
   std::string config;  // optional, for priority classes and the start time

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   auto* simulate = app.add_subcommand("simulate", "Replay a workload under several policies and compare them");
   simulate->add_option("--config,-c", sim.config, "Cluster configuration (YAML)")->required()->check(CLI::ExistingFile);
   simulate->add_option("--trace,-t", sim.trace, "Workload trace (CSV)")->required()->check(CLI::ExistingFile);
-  simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly, openb")
+  simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly, openb, swf")
       ->capture_default_str();
   simulate->add_option("--compare", sim.compare,
                        "Policies, comma-separated: tide, reactive, slurm-powersave, fixed:N|peak|mean[:pool] "
@@ -23,6 +23,17 @@ int main(int argc, char** argv) {
   simulate->add_option("--seed", sim.seed, "Random seed (default: simulation.seed)");
   simulate->add_option("--threads", sim.threads, "Policies simulated at once (default: one per core)");
   simulate->add_flag("--quiet,-q", sim.quiet, "Print nothing on success");
+  simulate->add_flag("--bound", sim.bound, "Also show every policy's cost over the offline lower bound (tide bound)");
+
+  tide::cli::BoundArgs bound;
+  auto* bound_cmd = app.add_subcommand(
+      "bound", "The offline lower bound on cost: perfect foresight, no boot delay, perfect packing");
+  bound_cmd->add_option("--config,-c", bound.config, "Cluster configuration (YAML), for prices and tiers")
+      ->required()
+      ->check(CLI::ExistingFile);
+  bound_cmd->add_option("--trace,-t", bound.trace, "Workload trace")->required()->check(CLI::ExistingFile);
+  bound_cmd->add_option("--format,-f", bound.format, "Trace format")->capture_default_str();
+  bound_cmd->add_option("--json", bound.json_out, "Also write the figures as JSON to this file");
 
   auto* trace = app.add_subcommand("trace", "Generate or inspect workload traces");
   trace->require_subcommand(1);
@@ -122,5 +133,6 @@ int main(int argc, char** argv) {
   if (*plan_cmd) return tide::cli::Plan(plan);
   if (*openb_cmd) return tide::cli::OpenbCluster(openb_cluster);
   if (*place_cmd) return tide::cli::Place(place);
+  if (*bound_cmd) return tide::cli::Bound(bound);
   return 2;
 }

@@ -673,7 +673,7 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
   TIDE_RETURN_IF_ERROR(Opt(top, "currency", &c.cluster.currency, [](const Field& x) { return x.String(); }));
 
   if (auto s = top.Get("simulation")) {
-    TIDE_RETURN_IF_ERROR(s->OnlyKeys({"seed", "start", "gpus_per_worker_max", "spot", "storage", "elastic"}));
+    TIDE_RETURN_IF_ERROR(s->OnlyKeys({"seed", "start", "gpus_per_worker_max", "swf_procs_per_gpu", "spot", "storage", "elastic"}));
     TIDE_RETURN_IF_ERROR(ParseWorld(*s, name, &c.simulation.world));
     if (auto seed = s->Get("seed")) {
       TIDE_ASSIGN_OR_RETURN(int64_t v, seed->Int(0, INT64_MAX));
@@ -683,6 +683,10 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
     if (auto g = s->Get("gpus_per_worker_max")) {
       TIDE_ASSIGN_OR_RETURN(int64_t v, g->Int(0, 64));
       c.simulation.gpus_per_worker_max = static_cast<int>(v);
+    }
+    if (auto g = s->Get("swf_procs_per_gpu")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, g->Int(1, 1 << 20));
+      c.simulation.swf_procs_per_gpu = static_cast<int>(v);
     }
   }
 

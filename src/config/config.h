@@ -30,6 +30,9 @@ struct SimulationSettings {
   // Multi-GPU jobs in ITP/Philly/native `gpus` are split into workers of at
   // most this many GPUs; 0 = the largest node of any pool.
   int gpus_per_worker_max = 0;
+  // SWF traces count processors: a job of P processors asks for
+  // ceil(P / swf_procs_per_gpu) GPUs.
+  int swf_procs_per_gpu = 1;
   // The simulated world: spot behaviour, shared storage, elastic scaling.
   sim::WorldOptions world;
 };

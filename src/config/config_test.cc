@@ -72,6 +72,7 @@ TEST(ParseConfigTest, MinimalConfigGetsTheMissionDefaults) {
   EXPECT_EQ(c->simulation.seed, 1u);
   EXPECT_EQ(c->simulation.start, FromUnixSeconds(1767571200));
   EXPECT_EQ(c->simulation.gpus_per_worker_max, 0);
+  EXPECT_EQ(c->simulation.swf_procs_per_gpu, 1);
 }
 
 TEST(ParseConfigTest, FullConfig) {
@@ -81,6 +82,7 @@ simulation:
   seed: 7
   start: 2026-02-02T00:00:00Z
   gpus_per_worker_max: 4
+  swf_procs_per_gpu: 16
 instance_types:
   - {name: a100x8, gpus: 8, gpu_model: A100-80GB, cpus: 96, memory_gib: 1152}
   - {name: a100x2, gpus: 2}
@@ -135,6 +137,7 @@ policies:
   EXPECT_EQ(c->simulation.seed, 7u);
   EXPECT_EQ(c->simulation.start, FromUnixSeconds(1767571200 + 28 * 86400));
   EXPECT_EQ(c->simulation.gpus_per_worker_max, 4);
+  EXPECT_EQ(c->simulation.swf_procs_per_gpu, 16);
 
   ASSERT_EQ(c->cluster.pools.size(), 3u);
   const auto& base = c->cluster.pools[0];

@@ -68,6 +68,13 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
 
   section("cost");
   row(StrCat("  total (", spec.currency, ")"), [](const PolicyResult& r) { return Money(r.cost.total); });
+  if (info.lower_bound) {
+    row("  cost / lower bound", [&](const PolicyResult& r) { return BoundRatio(r.cost.total, *info.lower_bound); });
+  }
+  if (info.bound_at_configured) {
+    row("  cost / bound, configured base",
+        [&](const PolicyResult& r) { return BoundRatio(r.cost.total, *info.bound_at_configured); });
+  }
   for (int t = 0; t < model::kNumTiers; ++t) {
     bool any = false;
     for (const auto& r : results) any |= r.cost.by_tier[t] > 0;
@@ -174,6 +181,14 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   StrAppend(&out, fmt::format("  {} jobs, {} GPU-hours; unqueued demand peaks at {} GPUs, mean {:.0f} GPUs\n",
                         info.jobs, Money(info.gpu_hours), info.peak_demand_gpus, info.mean_demand_gpus));
   StrAppend(&out, "cluster: ", info.config, " (seed ", info.seed, ")\n");
+  if (const auto& b = info.lower_bound) {
+    StrAppend(&out, fmt::format("lower bound: {} {} (a reserved base of {} GPUs; docs/design/bound.md)\n",
+                                Money(b->total), spec.currency, b->reserved_gpus));
+  }
+  if (const auto& b = info.bound_at_configured) {
+    StrAppend(&out, fmt::format("  with the configured reserved base of {} GPUs: {} {}\n", b->reserved_gpus,
+                                Money(b->total), spec.currency));
+  }
   for (const auto& r : results) {
     if (!r.description.empty()) StrAppend(&out, "  ", r.name, ": ", r.description, "\n");
   }
@@ -257,6 +272,31 @@ nlohmann::ordered_json PolicyObject(const model::ClusterSpec& spec, const Policy
   return p;
 }
 
+nlohmann::ordered_json OptionalPrice(const std::optional<double>& price) {
+  return price ? nlohmann::ordered_json(Round(*price)) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json BoundObject(const bound::Bound& b) {
+  nlohmann::ordered_json j;
+  j["reserved_gpus"] = b.reserved_gpus;
+  j["cost_total"] = Round(b.total, 0.01);
+  j["cost_by_tier"] = {{"reserved", Round(b.reserved_cost, 0.01)},
+                       {"on-demand", Round(b.on_demand_cost, 0.01)},
+                       {"spot", Round(b.spot_cost, 0.01)}};
+  j["gpu_hours_by_tier"] = {{"reserved", Round(b.reserved_gpu_hours, 0.01)},
+                            {"on-demand", Round(b.on_demand_gpu_hours, 0.01)},
+                            {"spot", Round(b.spot_gpu_hours, 0.01)}};
+  j["price_per_gpu_hour"] = {{"reserved", OptionalPrice(b.prices.reserved)},
+                             {"on-demand", OptionalPrice(b.prices.on_demand)},
+                             {"spot", OptionalPrice(b.prices.spot)}};
+  j["demand_gpu_hours"] = Round(b.demand_gpu_hours, 0.01);
+  j["peak_gpus"] = b.peak_gpus;
+  j["peak_non_preemptible_gpus"] = b.peak_np_gpus;
+  j["start"] = FormatTimestamp(b.start);
+  j["end"] = FormatTimestamp(b.end);
+  return j;
+}
+
 }  // namespace
 
 std::string PolicyJson(const model::ClusterSpec& spec, const PolicyResult& r, int indent) {
@@ -273,8 +313,87 @@ std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec, cons
                  {"peak_demand_gpus", info.peak_demand_gpus},
                  {"mean_demand_gpus", Round(info.mean_demand_gpus, 0.01)}};
   root["currency"] = spec.currency;
+  if (info.lower_bound) root["lower_bound"] = BoundObject(*info.lower_bound);
+  if (info.bound_at_configured) root["lower_bound_configured_base"] = BoundObject(*info.bound_at_configured);
   auto& policies = root["policies"] = nlohmann::ordered_json::array();
-  for (const auto& r : results) policies.push_back(PolicyObject(spec, r));
+  for (const auto& r : results) {
+    policies.push_back(PolicyObject(spec, r));
+    auto ratio = [&](const std::optional<bound::Bound>& b) {
+      return b->total > 0 ? nlohmann::ordered_json(Round(r.cost.total / b->total)) : nlohmann::ordered_json();
+    };
+    if (info.lower_bound) policies.back()["cost_to_lower_bound"] = ratio(info.lower_bound);
+    if (info.bound_at_configured) policies.back()["cost_to_lower_bound_configured_base"] = ratio(info.bound_at_configured);
+  }
+  return root.dump(2) + "\n";
+}
+
+std::string BoundRatio(double cost, const bound::Bound& b) {
+  return b.total > 0 ? fmt::format("{:.2f}x", cost / b.total) : std::string("-");
+}
+
+namespace {
+
+std::string PriceText(const std::optional<double>& price) {
+  return price ? fmt::format("{:.2f}", *price) : std::string("none");
+}
+
+}  // namespace
+
+std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec) {
+  const bound::Bound& b = *info.lower_bound;
+  std::vector<const bound::Bound*> cols = {&b};
+  if (info.bound_at_configured) cols.push_back(&*info.bound_at_configured);
+  std::string out;
+  StrAppend(&out, "workload: ", info.trace, "\n");
+  StrAppend(&out, fmt::format("  {} jobs, {} GPU-hours; unqueued demand peaks at {} GPUs ({} not preemptible)\n",
+                              info.jobs, Money(b.demand_gpu_hours), b.peak_gpus, b.peak_np_gpus));
+  if (info.jobs_fit_no_pool > 0) {
+    StrAppend(&out, fmt::format("  {} jobs fit no pool and are left out (no policy could run them)\n",
+                                info.jobs_fit_no_pool));
+  }
+  StrAppend(&out, "cluster: ", info.config, "\n");
+  StrAppend(&out, fmt::format("  per GPU-hour ({}): reserved {}, on-demand {}, spot {}\n", spec.currency,
+                              PriceText(b.prices.reserved), PriceText(b.prices.on_demand), PriceText(b.prices.spot)));
+  StrAppend(&out, fmt::format("  billed {} .. {} ({})\n", FormatTimestamp(b.start), FormatTimestamp(b.end),
+                              HumanDuration((b.end - b.start).count())));
+  out += "\noffline lower bound (docs/design/bound.md)\n";
+  using Cell = std::string (*)(const bound::Bound&);
+  const std::pair<std::string, Cell> rows[] = {
+      {"reserved base (GPUs)", [](const bound::Bound& x) { return StrCat(x.reserved_gpus); }},
+      {"GPU-hours reserved", [](const bound::Bound& x) { return Money(x.reserved_gpu_hours); }},
+      {"          on-demand", [](const bound::Bound& x) { return Money(x.on_demand_gpu_hours); }},
+      {"          spot", [](const bound::Bound& x) { return Money(x.spot_gpu_hours); }},
+      {StrCat("cost (", spec.currency, ")"), [](const bound::Bound& x) { return Money(x.total); }},
+      {"  reserved", [](const bound::Bound& x) { return Money(x.reserved_cost); }},
+      {"  on-demand", [](const bound::Bound& x) { return Money(x.on_demand_cost); }},
+      {"  spot", [](const bound::Bound& x) { return Money(x.spot_cost); }},
+  };
+  const std::string heads[] = {"best base", "configured base"};
+  std::vector<size_t> w;
+  for (size_t c = 0; c < cols.size(); ++c) {
+    w.push_back(heads[c].size());
+    for (const auto& [label, cell] : rows) w[c] = std::max(w[c], cell(*cols[c]).size());
+  }
+  StrAppend(&out, fmt::format("  {:<22}", ""));
+  for (size_t c = 0; c < cols.size(); ++c) StrAppend(&out, fmt::format("  {:>{}}", heads[c], w[c]));
+  out += "\n";
+  for (const auto& [label, cell] : rows) {
+    StrAppend(&out, fmt::format("  {:<22}", label));
+    for (size_t c = 0; c < cols.size(); ++c) StrAppend(&out, fmt::format("  {:>{}}", cell(*cols[c]), w[c]));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec) {
+  nlohmann::ordered_json root;
+  root["run"] = {{"config", info.config},
+                 {"trace", info.trace},
+                 {"jobs", info.jobs},
+                 {"jobs_fit_no_pool", info.jobs_fit_no_pool}};
+  root["currency"] = spec.currency;
+  root["lower_bound"] = BoundObject(*info.lower_bound);
+  if (info.bound_at_configured) root["lower_bound_configured_base"] = BoundObject(*info.bound_at_configured);
   return root.dump(2) + "\n";
 }
 

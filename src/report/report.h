@@ -3,9 +3,11 @@
 #ifndef TIDE_REPORT_REPORT_H_
 #define TIDE_REPORT_REPORT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bound/bound.h"
 #include "core/status.h"
 #include "model/cluster.h"
 #include "sim/result.h"
@@ -21,6 +23,14 @@ struct RunInfo {
   int64_t peak_demand_gpus = 0;
   double mean_demand_gpus = 0;
   uint64_t seed = 0;
+  // Set (simulate --bound): the table and JSON also compare every policy's
+  // cost with the offline lower bound (docs/design/bound.md).
+  std::optional<bound::Bound> lower_bound;
+  // The same with the reserved base fixed at what the configuration's
+  // reserved pools hold (unset when that base leaves demand unserved).
+  std::optional<bound::Bound> bound_at_configured;
+  // tide bound: jobs left out of the bound because no pool could run them.
+  int64_t jobs_fit_no_pool = 0;
 };
 
 // "42s", "4m37s", "3h12m", "2d3h".
@@ -39,6 +49,15 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec,
 //   "utilization", "wait_s": {"p50", "p95", "p99", ...}, "jobs_total", "jobs_unstarted", ...}]}
 std::string FormatJson(const RunInfo& info, const model::ClusterSpec& spec,
                        const std::vector<sim::PolicyResult>& results);
+
+// A cost over the lower bound, "1.14x"; "-" when the bound is 0.
+std::string BoundRatio(double cost, const bound::Bound& b);
+
+// What `tide bound` prints (info.lower_bound must be set), and its JSON twin:
+// {"run": {...}, "currency": "...", "lower_bound": {"reserved_gpus", "cost_total", "cost_by_tier", ...},
+//  "lower_bound_configured_base": {...}}
+std::string FormatBound(const RunInfo& info, const model::ClusterSpec& spec);
+std::string FormatBoundJson(const RunInfo& info, const model::ClusterSpec& spec);
 
 }  // namespace tide::report
 

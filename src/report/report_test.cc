@@ -70,5 +70,31 @@ TEST(ReportTest, TableAndJsonCarryTheSameFigures) {
   EXPECT_EQ(j["run"]["seed"], 3);
 }
 
+TEST(ReportTest, LowerBoundRowsOnlyWhenAsked) {
+  const model::ClusterSpec spec = testing::Spec({testing::Pool("od", 8, model::Tier::kOnDemand, 100, 0, 5)});
+  sim::PolicyResult r;
+  r.name = "tide";
+  r.cost.total = 1140;
+  RunInfo info{"c.yaml", "native:t.csv", 10, 75.0, 24, 6.5, 3};
+  EXPECT_THAT(FormatTable(info, spec, {r}), ::testing::Not(HasSubstr("lower bound")));
+  EXPECT_FALSE(nlohmann::json::parse(FormatJson(info, spec, {r})).contains("lower_bound"));
+
+  bound::Bound b;
+  b.total = 1000;
+  b.reserved_gpus = 16;
+  info.lower_bound = b;
+  b.total = 0;  // a bound of 0: no ratio
+  info.bound_at_configured = b;
+  const std::string table = FormatTable(info, spec, {r});
+  EXPECT_THAT(table, HasSubstr("lower bound: 1,000 CNY (a reserved base of 16 GPUs"));
+  EXPECT_THAT(table, ::testing::ContainsRegex("cost / lower bound +1.14x"));
+  EXPECT_THAT(table, ::testing::ContainsRegex("cost / bound, configured base +-"));
+  const auto j = nlohmann::json::parse(FormatJson(info, spec, {r}));
+  EXPECT_DOUBLE_EQ(j["lower_bound"]["cost_total"].get<double>(), 1000);
+  EXPECT_EQ(j["lower_bound"]["reserved_gpus"], 16);
+  EXPECT_DOUBLE_EQ(j["policies"][0]["cost_to_lower_bound"].get<double>(), 1.14);
+  EXPECT_TRUE(j["policies"][0]["cost_to_lower_bound_configured_base"].is_null());
+}
+
 }  // namespace
 }  // namespace tide::report

@@ -91,4 +91,18 @@ PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job
   return mask;
 }
 
+int64_t WorkersAtMax(const model::ClusterSpec& spec, PoolMask mask, int gpus_per_worker) {
+  int64_t workers = 0;
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    if (!(mask & PoolBit(static_cast<int>(p)))) continue;
+    workers += int64_t{spec.pools[p].max_nodes} * (spec.pools[p].type.gpus / std::max(1, gpus_per_worker));
+  }
+  return workers;
+}
+
+bool CouldEverRun(const model::ClusterSpec& spec, const model::JobSpec& job) {
+  const PoolMask mask = EligiblePools(spec, job);
+  return mask != 0 && WorkersAtMax(spec, mask, job.gpus_per_worker) >= job.MinWorkers();
+}
+
 }  // namespace tide::sched

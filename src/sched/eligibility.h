@@ -21,6 +21,15 @@ namespace tide::sched {
 //   - a job that names GPU models (gpu_models) runs only on pools of one.
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
 
+// Workers of `gpus_per_worker` GPUs that the pools in `mask` hold with every
+// pool at its max_nodes and every node empty.
+int64_t WorkersAtMax(const model::ClusterSpec& spec, PoolMask mask, int gpus_per_worker);
+
+// False when no policy could ever start `job` on `spec`: no pool may take
+// it, or all it may use at their max_nodes cannot hold its smallest gang
+// (what the autoscaler reports as unschedulable).
+bool CouldEverRun(const model::ClusterSpec& spec, const model::JobSpec& job);
+
 // The MIG pools among `mask`.
 PoolMask MigPools(const model::ClusterSpec& spec, PoolMask mask);
 

@@ -43,6 +43,18 @@ TEST_F(EligibilityTest, NodeMustHoldAWorker) {
   EXPECT_EQ(EligiblePools(spec_, Job(16, kNormal, false)), PoolMask{0});
 }
 
+TEST_F(EligibilityTest, CouldEverRunCountsEveryEligiblePoolAtItsMax) {
+  // Non-preemptible 8-GPU workers: res 2 + od-north 10 + od-west 10 nodes.
+  EXPECT_EQ(WorkersAtMax(spec_, EligiblePools(spec_, Job(8, kNormal, false)), 8), 22);
+  model::JobSpec gang = testing::JobSpecOf("gang", 0, 8, 22, 3600, kNormal);
+  EXPECT_TRUE(CouldEverRun(spec_, gang));
+  gang.workers = 23;
+  EXPECT_FALSE(CouldEverRun(spec_, gang));
+  gang.preemptible = true;  // spot-west's 10 nodes join
+  EXPECT_TRUE(CouldEverRun(spec_, gang));
+  EXPECT_FALSE(CouldEverRun(spec_, Job(16, kNormal, false)));  // no node is that large
+}
+
 TEST_F(EligibilityTest, SpotTakesOnlyPreemptibleUnprotectedJobs) {
   EXPECT_FALSE(EligiblePools(spec_, Job(8, kHigh, false)) & PoolBit(3));
   EXPECT_FALSE(EligiblePools(spec_, Job(8, kNormal, false)) & PoolBit(3));

@@ -50,10 +50,7 @@ class ItpReader final : public TraceReader {
     job.submit = options_.start + Seconds(submit);
     job.runtime = Seconds(duration);
     SplitGang(static_cast<int>(gpus), options_.gpus_per_node, &job.workers, &job.gpus_per_worker);
-    job.priority_class = options_.spec->default_priority_class;
-    const auto& cls = options_.spec->priority_classes[job.priority_class];
-    job.preemptible = cls.preemptible;
-    job.is_protected = cls.protect;
+    UseDefaultClass(options_, &job);
     return std::optional<model::JobSpec>(std::move(job));
   }
 

@@ -7,13 +7,20 @@
 
 namespace tide::trace {
 
-std::vector<std::string> TraceFormats() { return {"auto", "native", "itp", "philly", "openb"}; }
+std::vector<std::string> TraceFormats() { return {"auto", "native", "itp", "philly", "openb", "swf"}; }
 
 model::JobSpec NewJob(const TraceOptions& options) {
   model::JobSpec j;
   j.phases = options.phases;
   j.checkpoint = options.checkpoint;
   return j;
+}
+
+void UseDefaultClass(const TraceOptions& options, model::JobSpec* job) {
+  job->priority_class = options.spec->default_priority_class;
+  const auto& cls = options.spec->priority_classes[job->priority_class];
+  job->preemptible = cls.preemptible;
+  job->is_protected = cls.protect;
 }
 
 void SplitGang(int gpus, int gpus_per_node, int* workers, int* gpus_per_worker) {
@@ -25,6 +32,7 @@ void SplitGang(int gpus, int gpus_per_node, int* workers, int* gpus_per_worker) 
 Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path, std::string_view format,
                                                const TraceOptions& options) {
   if (options.spec == nullptr) return absl::InvalidArgumentError("OpenTrace needs a cluster spec");
+  if (format == "swf" || (format == "auto" && LooksLikeSwf(path))) return OpenSwf(path, options);
   TIDE_ASSIGN_OR_RETURN(auto csv, CsvReader::Open(path));
   TIDE_RETURN_IF_ERROR(csv->ReadHeader());
   std::string f(format);

@@ -8,7 +8,9 @@
 //   philly  Microsoft Philly (Sia export): timestamp,duration,num_gpus,gpu_time,cluster
 //   openb   Alibaba PAI 2023 pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli,
 //           gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
-//   auto    chosen from the header row.
+//   swf     the Parallel Workloads Archive's Standard Workload Format
+//   auto    chosen from the header row (SWF: from its ';' comments or its
+//           18 whitespace-separated fields).
 #ifndef TIDE_TRACE_READER_H_
 #define TIDE_TRACE_READER_H_
 
@@ -42,6 +44,9 @@ class TraceReader {
   // What the reader left out of the stream so far, for `tide trace stats`
   // ("skipped 12 CPU-only pods"); empty when it keeps every record.
   virtual std::string Notes() const { return ""; }
+  // Records read so far that were dropped as using nothing (SWF: run time
+  // <= 0 or no processors). 0 for formats that drop none.
+  virtual int64_t skipped() const { return 0; }
 };
 
 struct TraceOptions {
@@ -55,10 +60,16 @@ struct TraceOptions {
   // Phases and checkpointing of jobs whose trace does not say.
   model::JobPhases phases;
   model::CheckpointPolicy checkpoint;
+  // SWF only: processors per GPU. A job of P processors asks for
+  // ceil(P / swf_procs_per_gpu) GPUs. Values below 1 count as 1.
+  int swf_procs_per_gpu = 1;
 };
 
 // A JobSpec with the options' defaults for phases and checkpoints.
 model::JobSpec NewJob(const TraceOptions& options);
+// Gives `job` the default priority class and its preemptible and protected
+// flags (for formats that carry no priority: ITP, SWF).
+void UseDefaultClass(const TraceOptions& options, model::JobSpec* job);
 
 // The formats OpenTrace accepts.
 std::vector<std::string> TraceFormats();

@@ -452,14 +452,14 @@ TEST_F(TraceTest, UnknownHeaderIsAClearError) {
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Msg(reader.status()),
             StrCat(path, ":1: cannot tell the trace format from the header (when,how_long,cards); pass --format, "
-                         "one of auto, native, itp, philly, openb"));
+                         "one of auto, native, itp, philly, openb, swf"));
 }
 
 TEST_F(TraceTest, UnknownFormatName) {
   auto reader = OpenTrace(WriteFile("unknown_format.csv", "submit_time,runtime,gpus\n0,1h,1\n"), "parquet", options_);
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(Msg(reader.status()), HasSubstr("unknown trace format 'parquet'; known: auto, native, itp, philly"));
+  EXPECT_THAT(Msg(reader.status()), HasSubstr("unknown trace format 'parquet'; known: auto, native, itp, philly, openb, swf"));
 }
 
 TEST_F(TraceTest, ExplicitFormatThatDoesNotFit) {
@@ -494,7 +494,7 @@ TEST_F(TraceTest, NeedsASpec) {
 }
 
 TEST(TraceFormatsTest, ListsTheFormats) {
-  EXPECT_THAT(TraceFormats(), ::testing::ElementsAre("auto", "native", "itp", "philly", "openb"));
+  EXPECT_THAT(TraceFormats(), ::testing::ElementsAre("auto", "native", "itp", "philly", "openb", "swf"));
 }
 
 // --- SummarizeWorkload -------------------------------------------------------

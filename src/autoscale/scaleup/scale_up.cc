@@ -25,12 +25,7 @@ std::string JobList(const std::vector<model::JobId>& ids, const PassContext& ctx
 
 // Workers of `d`'s size all its eligible pools hold at their max, every node empty.
 int64_t MaxWorkers(const ClusterSpec& spec, const Demand& d) {
-  int64_t possible = 0;
-  for (size_t p = 0; p < spec.pools.size(); ++p) {
-    if (!(d.pools & sched::PoolBit(static_cast<int>(p)))) continue;
-    possible += int64_t{spec.pools[p].max_nodes} * (spec.pools[p].type.gpus / d.job->spec.gpus_per_worker);
-  }
-  return possible;
+  return sched::WorkersAtMax(spec, d.pools, d.job->spec.gpus_per_worker);
 }
 
 bool CouldEverFit(const ClusterSpec& spec, const Demand& d) {
