@@ -85,6 +85,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   CapacitySnapshot snap(num_pools, max_gpus);
   CapacitySnapshot full(num_pools, max_gpus);  // every node that is or will be usable, all free
   absl::flat_hash_map<model::NodeId, int> slot_of;
+  slot_of.reserve(nodes.size());
   std::vector<int> pool_of;
   std::vector<const Node*> joining;
   for (const Node* n : nodes) {
@@ -110,27 +111,36 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   if (any_mig) slices.AddFrom(state, slot_of, placeable_slots);
   if (snap.total_free() == 0 && !any_mig) return out;
 
-  // Releases in time order, computed once and only if some job is blocked.
-  std::optional<std::vector<Release>> releases;
-  auto get_releases = [&]() -> const std::vector<Release>& {
-    if (releases) return *releases;
-    releases.emplace();
-    for (const auto& j : state.jobs) {
-      if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
-      for (const auto& sh : j.alloc) {
-        if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-        auto it = slot_of.find(sh.node);
-        if (it == slot_of.end() || it->second >= placeable_slots) continue;
-        releases->push_back({std::max(j.expected_end, now), it->second, sh.workers * j.spec.gpus_per_worker});
+  // Releases in time order, gathered only if some job is blocked, and put in
+  // order only as far as a reservation reads them: the head usually fits
+  // after a few, and a full sort of every running job would cost more than
+  // the rest of the pass. `heap` holds what is not yet in `sorted`.
+  auto later = [](const Release& a, const Release& b) { return a.time != b.time ? a.time > b.time : a.slot > b.slot; };
+  std::optional<std::vector<Release>> heap;
+  std::vector<Release> sorted;
+  auto release_at = [&](size_t i) -> const Release* {
+    if (!heap) {
+      heap.emplace();
+      for (const auto& j : state.jobs) {
+        if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
+        for (const auto& sh : j.alloc) {
+          if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
+          auto it = slot_of.find(sh.node);
+          if (it == slot_of.end() || it->second >= placeable_slots) continue;
+          heap->push_back({std::max(j.expected_end, now), it->second, sh.workers * j.spec.gpus_per_worker});
+        }
       }
+      for (const Node* n : joining) {
+        heap->push_back({std::max(n->ready_at, now), slot_of[n->id], n->gpus});
+      }
+      std::make_heap(heap->begin(), heap->end(), later);
     }
-    for (const Node* n : joining) {
-      releases->push_back({std::max(n->ready_at, now), slot_of[n->id], n->gpus});
+    while (sorted.size() <= i && !heap->empty()) {
+      std::pop_heap(heap->begin(), heap->end(), later);
+      sorted.push_back(heap->back());
+      heap->pop_back();
     }
-    std::sort(releases->begin(), releases->end(), [](const Release& a, const Release& b) {
-      return a.time != b.time ? a.time < b.time : a.slot < b.slot;
-    });
-    return *releases;
+    return i < sorted.size() ? &sorted[i] : nullptr;
   };
 
   // The reservation for a blocked job, or nullopt if it cannot fit even once
@@ -144,14 +154,13 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     for (size_t s = 0; s < free_at.size(); ++s) {
       if (mask & PoolBit(pool_of[s])) cap += free_at[s] / g;
     }
-    const auto& rel = get_releases();
-    for (size_t i = 0; i < rel.size();) {
-      const Timestamp t = rel[i].time;
-      for (; i < rel.size() && rel[i].time == t; ++i) {
-        const int s = rel[i].slot;
+    for (size_t i = 0; release_at(i) != nullptr;) {
+      const Timestamp t = release_at(i)->time;
+      for (const Release* r; (r = release_at(i)) != nullptr && r->time == t; ++i) {
+        const int s = r->slot;
         const bool counts = mask & PoolBit(pool_of[s]);
         if (counts) cap -= free_at[s] / g;
-        free_at[s] += rel[i].gpus;
+        free_at[s] += r->gpus;
         if (counts) cap += free_at[s] / g;
       }
       if (cap >= w) return Reservation(mask, g, w, t, std::move(free_at), &pool_of);

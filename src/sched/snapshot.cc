@@ -64,7 +64,7 @@ int CapacitySnapshot::BestFit(PoolMask pools, int gpus_per_worker) const {
       const int p = __builtin_ctzll(m);
       m &= m - 1;
       const auto& set = levels_[p * (max_level_ + 1) + f];
-      if (!set.empty() && (best < 0 || *set.begin() < best)) best = *set.begin();
+      if (!set.empty() && (best < 0 || set.min() < best)) best = set.min();
     }
     if (best >= 0) return best;
   }

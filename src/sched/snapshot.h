@@ -12,11 +12,11 @@
 #ifndef TIDE_SCHED_SNAPSHOT_H_
 #define TIDE_SCHED_SNAPSHOT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "absl/container/btree_set.h"
 #include "model/cluster.h"
 
 namespace tide::sched {
@@ -110,8 +110,38 @@ class CapacitySnapshot {
   int num_pools_;
   int max_level_;
   std::vector<NodeEntry> nodes_;
+  // A set of slots as a bit set: insert and erase in constant time, and the
+  // lowest slot found from a word that no lower slot can be in. Snapshots
+  // are built from scratch on every decision, so adding a node must be cheap.
+  class SlotSet {
+   public:
+    void insert(int slot) {
+      const size_t w = static_cast<size_t>(slot) >> 6;
+      if (w >= words_.size()) words_.resize(w + 1, 0);
+      words_[w] |= uint64_t{1} << (slot & 63);
+      first_ = std::min(first_, w);
+      ++size_;
+    }
+    void erase(int slot) {
+      words_[static_cast<size_t>(slot) >> 6] &= ~(uint64_t{1} << (slot & 63));
+      --size_;
+    }
+    int64_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    // The lowest slot in the set. Requires !empty().
+    int min() const {
+      while (words_[first_] == 0) ++first_;
+      return static_cast<int>(first_ * 64 + static_cast<size_t>(__builtin_ctzll(words_[first_])));
+    }
+
+   private:
+    std::vector<uint64_t> words_;
+    mutable size_t first_ = SIZE_MAX;
+    int64_t size_ = 0;
+  };
+
   // levels_[pool * (max_level_ + 1) + free] = slots of that pool with that many free GPUs.
-  std::vector<absl::btree_set<int>> levels_;
+  std::vector<SlotSet> levels_;
   PoolMask nonempty_pools_ = 0;
   int64_t total_free_ = 0;
   std::vector<int64_t> pool_free_;

@@ -238,7 +238,9 @@ void Simulator::RefreshJobs(Timestamp now) {
 }
 
 Status Simulator::RunScheduler(Timestamp now) {
-  RefreshJobs(now);
+  // The scheduler reads no job's progress, and every transition computes it
+  // from the job's segments; only an observer looks at it here.
+  if (observer_) RefreshJobs(now);
   const sched::SchedulerOutput out = scheduler_.Schedule(state_, now);
   for (const auto& p : out.placements) TIDE_RETURN_IF_ERROR(ApplyPlacement(p, now));
   if (observer_) observer_->AfterSchedule(state_, out, now);
