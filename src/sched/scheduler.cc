@@ -178,6 +178,12 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     out.placements.push_back(std::move(p));
   };
 
+  // Shapes that did not fit: (pools, GPUs per worker) -> the fewest workers
+  // that failed. Placements only take capacity during a pass, so a later job
+  // of that shape needing at least as many fails too (and could not reserve
+  // either): it is skipped without a look, which keeps a pass over a long
+  // queue cheap.
+  absl::flat_hash_map<std::pair<PoolMask, int>, int> no_fit;
   for (const Job* job : pending) {
     if (snap.total_free() == 0 && !any_mig) break;
     if (job->spec.slice_units > 0) {
@@ -209,6 +215,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     }
     const PoolMask mask = EligiblePools(spec, job->spec);
     const int g = job->spec.gpus_per_worker;
+    const auto shape = std::make_pair(mask, g);
+    if (auto it = no_fit.find(shape); it != no_fit.end() && job->spec.MinWorkers() >= it->second) continue;
     // An elastic job starts with as many workers as fit, up to its requested
     // size and at least its minimum; any other job needs its whole gang.
     const int64_t slots = snap.Slots(mask, g);
@@ -229,6 +237,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       }
       continue;
     }
+    auto [nf, fresh] = no_fit.try_emplace(shape, job->spec.MinWorkers());
+    if (!fresh) nf->second = std::min(nf->second, job->spec.MinWorkers());
     if (!head) {
       head = reserve(*job, mask);
       if (head) {
