@@ -107,9 +107,7 @@ int Bound(const BoundArgs& args) {
   info.config = args.config;
   info.trace = (*reader)->Describe();
   std::cout << report::FormatBound(info, cfg->cluster);
-  if ((*reader)->skipped() > 0) {
-    std::cout << fmt::format("  records skipped as using no GPU time: {}\n", (*reader)->skipped());
-  }
+  if (const std::string notes = (*reader)->Notes(); !notes.empty()) std::cout << "  notes: " << notes << "\n";
   if (!args.json_out.empty()) {
     if (auto s = WriteFile(args.json_out, report::FormatBoundJson(info, cfg->cluster)); !s.ok()) return Fail(s);
   }
@@ -261,9 +259,6 @@ int TraceStats(const StatsArgs& args) {
   auto summary = trace::SummarizeWorkload(**again);
   if (!summary.ok()) return Fail(summary.status());
   std::cout << "trace: " << (*reader)->Describe() << "\n";
-  if ((*reader)->skipped() > 0) {
-    std::cout << fmt::format("records skipped as using no GPU time: {}\n", (*reader)->skipped());
-  }
   std::cout << fmt::format("jobs: {} over {} (first {}, last {})\n", runtimes.size(),
                                report::HumanDuration(runtimes.empty() ? 0 : (last - first).count()),
                                runtimes.empty() ? "-" : FormatTimestamp(first),

@@ -3,36 +3,40 @@
 #include <algorithm>
 
 namespace tide::sched {
+namespace {
 
-bool QueueBefore(const model::Job& a, const model::Job& b) {
-  if (a.priority != b.priority) return a.priority > b.priority;
-  if (a.spec.submit != b.spec.submit) return a.spec.submit < b.spec.submit;
-  return a.id < b.id;
-}
+// A job's place in the queue: higher priority first, then earlier
+// submission, then lower id.
+struct QueueKey {
+  int priority;
+  Timestamp submit;
+  model::JobId id;
+  const model::Job* job;
+
+  explicit QueueKey(const model::Job& j) : priority(j.priority), submit(j.spec.submit), id(j.id), job(&j) {}
+  bool operator<(const QueueKey& o) const {
+    if (priority != o.priority) return priority > o.priority;
+    if (submit != o.submit) return submit < o.submit;
+    return id < o.id;
+  }
+};
+
+}  // namespace
+
+bool QueueBefore(const model::Job& a, const model::Job& b) { return QueueKey(a) < QueueKey(b); }
 
 std::vector<const model::Job*> PendingInQueueOrder(const model::ClusterState& state) {
   // Sorted by a copy of each job's key, so that comparisons stay in one
   // array rather than chase pointers into jobs: a long queue is sorted on
   // every scheduling pass.
-  struct Key {
-    int priority;
-    Timestamp submit;
-    model::JobId id;
-    const model::Job* job;
-  };
-  std::vector<Key> keys;
+  std::vector<QueueKey> keys;
   for (const auto& j : state.jobs) {
-    if (j.state == model::JobState::kPending) keys.push_back({j.priority, j.spec.submit, j.id, &j});
+    if (j.state == model::JobState::kPending) keys.emplace_back(j);
   }
-  auto before = [](const Key& a, const Key& b) {
-    if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.submit != b.submit) return a.submit < b.submit;
-    return a.id < b.id;
-  };
-  if (!std::is_sorted(keys.begin(), keys.end(), before)) std::sort(keys.begin(), keys.end(), before);
+  if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
   std::vector<const model::Job*> out;
   out.reserve(keys.size());
-  for (const Key& k : keys) out.push_back(k.job);
+  for (const QueueKey& k : keys) out.push_back(k.job);
   return out;
 }
 

@@ -42,11 +42,9 @@ class TraceReader {
   // "itp:path/to/file.csv"
   virtual std::string Describe() const = 0;
   // What the reader left out of the stream so far, for `tide trace stats`
-  // ("skipped 12 CPU-only pods"); empty when it keeps every record.
+  // and `tide bound` ("skipped 12 CPU-only pods"); empty when it has kept
+  // every record.
   virtual std::string Notes() const { return ""; }
-  // Records read so far that were dropped as using nothing (SWF: run time
-  // <= 0 or no processors). 0 for formats that drop none.
-  virtual int64_t skipped() const { return 0; }
 };
 
 struct TraceOptions {

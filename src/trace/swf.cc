@@ -113,7 +113,11 @@ class SwfReader final : public TraceReader {
 
   Timestamp start() const override { return start_; }
   std::string Describe() const override { return StrCat("swf:", name_); }
-  int64_t skipped() const override { return skipped_; }
+  std::string Notes() const override {
+    if (skipped_ == 0) return "";
+    return StrCat("skipped ", skipped_, skipped_ == 1 ? " record" : " records",
+                  " that use no GPU time (run time <= 0 or no processors)");
+  }
 
  private:
   // Reads the next non-blank line into buf_.
