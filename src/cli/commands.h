@@ -77,6 +77,14 @@ struct PlanArgs {
   std::optional<uint64_t> seed;
   int threads = 0;
   bool quiet = false;
+  // Run only this point (0-based, the baseline first if given): what each
+  // task of a --slurm job array runs, writing its one point with --json.
+  std::optional<int64_t> point;
+  // Submit the points as a Slurm job array (sbatch) instead of simulating
+  // here, wait for it, and gather the results (docs/design/plan.md).
+  bool slurm = false;
+  std::string slurm_dir;                 // empty: tide-plan-<unix seconds> in the current directory
+  std::vector<std::string> sbatch_args;  // extra sbatch arguments, e.g. --partition=gpu
 };
 int Plan(const PlanArgs& args);
 
@@ -99,6 +107,24 @@ struct OpenbClusterArgs {
   std::string out;  // "-" or empty: stdout
 };
 int OpenbCluster(const OpenbClusterArgs& args);
+
+// `tide run`: the live controller (docs/live.md).
+struct RunArgs {
+  std::string config;
+  bool dry_run = false;
+  bool once = false;
+  int loops = 0;  // stop after this many loops (0: until SIGTERM)
+  bool no_http = false;
+};
+int Run(const RunArgs& args);
+
+// `tide local reclaim`: a spot reclamation for the local provider.
+struct LocalReclaimArgs {
+  std::string config;
+  std::string node;
+  std::string notice = "30s";
+};
+int LocalReclaim(const LocalReclaimArgs& args);
 
 // Prints `s` as "tide: <message>" and returns its exit status (2 for bad
 // input, 1 otherwise).

@@ -116,10 +116,43 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--seed", plan.seed, "Random seed (default: simulation.seed)");
   plan_cmd->add_option("--threads", plan.threads, "Simulations at once (default: one per core)");
   plan_cmd->add_flag("--quiet,-q", plan.quiet, "Print nothing on success");
+  auto* plan_point = plan_cmd->add_option(
+      "--point", plan.point,
+      "Run only point I of the sweep (0-based, the baseline first if given) and write its result with --json "
+      "(what each --slurm array task runs)");
+  auto* plan_slurm = plan_cmd->add_flag(
+      "--slurm", plan.slurm, "Run the points as a Slurm job array (sbatch), wait for it and gather the results");
+  plan_slurm->excludes(plan_point);
+  plan_cmd->add_option("--slurm-dir", plan.slurm_dir,
+                       "--slurm: the work directory, new or empty (default: tide-plan-<unix seconds>)")
+      ->needs(plan_slurm);
+  plan_cmd->add_option("--sbatch-arg", plan.sbatch_args,
+                       "--slurm: an extra sbatch argument, repeatable, e.g. --sbatch-arg=--partition=gpu")
+      ->needs(plan_slurm);
 
   std::string validate_config;
   auto* validate = app.add_subcommand("validate", "Check a configuration file and print what it defines");
   validate->add_option("config", validate_config, "Configuration (YAML)")->required()->check(CLI::ExistingFile);
+
+  tide::cli::RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "Run the live controller over a Slurm cluster (docs/live.md)");
+  run_cmd->add_option("--config,-c", run.config, "Cluster configuration with a `live:` section")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run_cmd->add_flag("--dry-run", run.dry_run, "Decide and print each decision with its reason; change nothing");
+  run_cmd->add_flag("--once", run.once, "Run one loop and exit");
+  run_cmd->add_option("--loops", run.loops, "Run this many loops and exit (default: until SIGTERM)");
+  run_cmd->add_flag("--no-http", run.no_http, "Do not serve /metrics, /healthz and /status");
+
+  auto* local_cmd = app.add_subcommand("local", "The local provider (real slurmd processes as cloud instances)");
+  local_cmd->require_subcommand(1);
+  tide::cli::LocalReclaimArgs reclaim;
+  auto* reclaim_cmd = local_cmd->add_subcommand("reclaim", "Inject a spot reclamation: a notice now, the kill later");
+  reclaim_cmd->add_option("--config,-c", reclaim.config, "The configuration `tide run` uses")
+      ->required()
+      ->check(CLI::ExistingFile);
+  reclaim_cmd->add_option("node", reclaim.node, "Slurm node name")->required();
+  reclaim_cmd->add_option("--notice", reclaim.notice, "Time between the notice and the kill")->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -134,5 +167,7 @@ int main(int argc, char** argv) {
   if (*openb_cmd) return tide::cli::OpenbCluster(openb_cluster);
   if (*place_cmd) return tide::cli::Place(place);
   if (*bound_cmd) return tide::cli::Bound(bound);
+  if (*run_cmd) return tide::cli::Run(run);
+  if (*reclaim_cmd) return tide::cli::LocalReclaim(reclaim);
   return 2;
 }

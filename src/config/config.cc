@@ -648,13 +648,146 @@ Status ParseWorld(const Field& f, const std::string& config_path, sim::WorldOpti
   return OkStatus();
 }
 
+// Paths in `live:` are relative to the configuration file.
+std::string RelativeTo(const std::string& config_path, const std::string& p) {
+  if (p.empty() || std::filesystem::path(p).is_absolute()) return p;
+  return (std::filesystem::path(config_path).parent_path() / p).lexically_normal().string();
+}
+
+Status ParseLive(const Field& f, const std::string& config_path, const model::ClusterSpec& cluster, LiveSettings* l) {
+  TIDE_RETURN_IF_ERROR(f.OnlyKeys({"state", "loop_interval", "slurm", "provider", "metrics", "http"}));
+  l->present = true;
+  auto str = [](const Field& x) { return x.String(); };
+  auto dur = [](const Field& x) { return x.Dur(); };
+  TIDE_RETURN_IF_ERROR(Opt(f, "state", &l->state, str));
+  l->state = RelativeTo(config_path, l->state);
+  TIDE_RETURN_IF_ERROR(Opt(f, "loop_interval", &l->loop_interval, dur));
+  if (auto li = f.Get("loop_interval"); li && l->loop_interval < Seconds(1)) return li->Error("must be at least 1s");
+  if (auto s = f.Get("slurm")) {
+    TIDE_RETURN_IF_ERROR(s->OnlyKeys({"conf", "bin_dir", "timeout", "pools", "classes", "protect_comment",
+                                      "checkpoint_signal", "checkpoint_grace"}));
+    SlurmSettings& o = l->slurm;
+    TIDE_RETURN_IF_ERROR(Opt(*s, "conf", &o.conf, str));
+    o.conf = RelativeTo(config_path, o.conf);
+    TIDE_RETURN_IF_ERROR(Opt(*s, "bin_dir", &o.bin_dir, str));
+    TIDE_RETURN_IF_ERROR(Opt(*s, "timeout", &o.timeout, dur));
+    TIDE_RETURN_IF_ERROR(Opt(*s, "protect_comment", &o.protect_comment, str));
+    TIDE_RETURN_IF_ERROR(Opt(*s, "checkpoint_signal", &o.checkpoint_signal, str));
+    TIDE_RETURN_IF_ERROR(Opt(*s, "checkpoint_grace", &o.checkpoint_grace, dur));
+    if (auto sig = s->Get("checkpoint_signal")) {
+      static constexpr std::string_view kSignals[] = {"USR1", "USR2", "TERM", "INT", "HUP", "CONT", "URG"};
+      if (std::find(std::begin(kSignals), std::end(kSignals), o.checkpoint_signal) == std::end(kSignals)) {
+        return sig->Error(StrCat("'", o.checkpoint_signal, "' is not a signal tide sends; use one of ",
+                                 StrJoin(kSignals, ", ")));
+      }
+    }
+    auto pools = s->Get("pools");
+    if (!pools || !pools->node().IsMap()) {
+      return (pools ? *pools : *s).Error("give each pool's Slurm nodes, e.g. `pools: {gpu-spot: \"gpu[1-8]\"}`");
+    }
+    for (auto it = pools->node().begin(); it != pools->node().end(); ++it) {
+      const std::string name = it->first.as<std::string>();
+      Field v(it->second, StrCat(pools->path(), ".", name), &config_path);
+      if (cluster.PoolIndex(name) < 0) {
+        std::vector<std::string> names;
+        for (const auto& p : cluster.pools) names.push_back(p.name);
+        return v.Error(StrCat("no pool named '", name, "' (pools: ", StrJoin(names, ", "), ")"));
+      }
+      TIDE_ASSIGN_OR_RETURN(std::string nodes, v.String());
+      o.pool_nodes.emplace_back(name, nodes);
+    }
+    for (const auto& p : cluster.pools) {
+      bool found = false;
+      for (const auto& [name, nodes] : o.pool_nodes) found |= name == p.name;
+      if (!found) return pools->Error(StrCat("pool '", p.name, "' has no Slurm nodes; add `", p.name, ": \"node[1-N]\"`"));
+    }
+    if (auto cls = s->Get("classes")) {
+      if (!cls->IsSeq()) return cls->Error("expected a list of {partition, qos, class} rules");
+      for (size_t i = 0; i < cls->size(); ++i) {
+        Field r = cls->At(i);
+        TIDE_RETURN_IF_ERROR(r.OnlyKeys({"partition", "qos", "class"}));
+        ClassRule rule;
+        TIDE_RETURN_IF_ERROR(Opt(r, "partition", &rule.partition, str));
+        TIDE_RETURN_IF_ERROR(Opt(r, "qos", &rule.qos, str));
+        auto c = r.Get("class");
+        if (!c) return r.Error("a rule needs a `class` (a priority class name)");
+        TIDE_ASSIGN_OR_RETURN(rule.priority_class, c->String());
+        if (cluster.PriorityClassIndex(rule.priority_class) < 0) {
+          return c->Error(StrCat("no priority class named '", rule.priority_class, "'"));
+        }
+        if (rule.partition.empty() && rule.qos.empty()) return r.Error("a rule needs a partition, a qos or both");
+        o.classes.push_back(std::move(rule));
+      }
+    }
+  } else {
+    return f.Error("`live:` needs a `slurm:` section with each pool's nodes");
+  }
+  if (auto p = f.Get("provider")) {
+    TIDE_RETURN_IF_ERROR(p->OnlyKeys({"kind", "state_dir", "slurmd", "create", "delete", "list", "interruptions", "timeout"}));
+    ProviderSettings& o = l->provider;
+    TIDE_RETURN_IF_ERROR(Opt(*p, "kind", &o.kind, str));
+    if (o.kind != "local" && o.kind != "exec") {
+      return p->Get("kind")->Error(StrCat("unknown provider '", o.kind, "'; expected local or exec"));
+    }
+    TIDE_RETURN_IF_ERROR(Opt(*p, "state_dir", &o.state_dir, str));
+    o.state_dir = RelativeTo(config_path, o.state_dir);
+    TIDE_RETURN_IF_ERROR(Opt(*p, "slurmd", &o.slurmd, str));
+    TIDE_RETURN_IF_ERROR(Opt(*p, "timeout", &o.timeout, dur));
+    auto argv = [&](std::string_view key, std::vector<std::string>* out) -> Status {
+      auto a = p->Get(key);
+      if (!a) return OkStatus();
+      if (!a->IsSeq() || a->size() == 0) {
+        return a->Error("expected a command as a list of arguments, e.g. [/usr/local/bin/create-node, --json]");
+      }
+      TIDE_ASSIGN_OR_RETURN(*out, a->StringList());
+      return OkStatus();
+    };
+    TIDE_RETURN_IF_ERROR(argv("create", &o.create));
+    TIDE_RETURN_IF_ERROR(argv("delete", &o.destroy));
+    TIDE_RETURN_IF_ERROR(argv("list", &o.list));
+    TIDE_RETURN_IF_ERROR(argv("interruptions", &o.interruptions));
+    if (o.kind == "exec") {
+      for (auto [key, v] : {std::pair{"create", &o.create}, {"delete", &o.destroy}, {"list", &o.list}}) {
+        if (v->empty()) return p->Error(StrCat("the exec provider needs a `", key, "` command"));
+      }
+    }
+  }
+  if (l->provider.state_dir.empty()) {
+    l->provider.state_dir = (std::filesystem::path(l->state).parent_path() / "local-provider").string();
+  }
+  if (auto m = f.Get("metrics")) {
+    TIDE_RETURN_IF_ERROR(m->OnlyKeys({"prometheus", "metric", "node_label", "job_label", "scale"}));
+    MetricsSettings& o = l->metrics;
+    TIDE_RETURN_IF_ERROR(Opt(*m, "prometheus", &o.prometheus, str));
+    TIDE_RETURN_IF_ERROR(Opt(*m, "metric", &o.metric, str));
+    TIDE_RETURN_IF_ERROR(Opt(*m, "node_label", &o.node_label, str));
+    TIDE_RETURN_IF_ERROR(Opt(*m, "job_label", &o.job_label, str));
+    TIDE_RETURN_IF_ERROR(Opt(*m, "scale", &o.scale, [](const Field& x) { return x.Number(1e-9, 1e9); }));
+    if (!o.prometheus.empty() && o.prometheus.rfind("http://", 0) != 0) {
+      return m->Get("prometheus")->Error("expected an http:// URL, e.g. http://127.0.0.1:9090");
+    }
+  }
+  if (auto h = f.Get("http")) {
+    TIDE_RETURN_IF_ERROR(h->OnlyKeys({"address", "port", "token_file"}));
+    HttpSettings& o = l->http;
+    TIDE_RETURN_IF_ERROR(Opt(*h, "address", &o.address, str));
+    if (auto port = h->Get("port")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, port->Int(0, 65535));
+      o.port = static_cast<int>(v);
+    }
+    TIDE_RETURN_IF_ERROR(Opt(*h, "token_file", &o.token_file, str));
+    o.token_file = RelativeTo(config_path, o.token_file);
+  }
+  return OkStatus();
+}
+
 Result<Config> Parse(const YAML::Node& root, const std::string& name) {
   Config c;
   c.source = name;
   Field top(root, "", &c.source);
   if (!root.IsDefined() || root.IsNull()) return absl::InvalidArgumentError(StrCat(name, ": the file is empty"));
   TIDE_RETURN_IF_ERROR(top.OnlyKeys({"currency", "simulation", "jobs", "regions", "instance_types", "pools",
-                                     "priority_classes", "default_priority_class", "scheduler", "policies"}));
+                                     "priority_classes", "default_priority_class", "scheduler", "policies", "live"}));
   if (auto rs = top.Get("regions")) {
     if (!rs->IsSeq()) return rs->Error("expected a list of regions");
     for (size_t i = 0; i < rs->size(); ++i) {
@@ -767,6 +900,8 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
     TIDE_RETURN_IF_ERROR(Opt(*s, "backfill", &c.policies.scheduler.backfill, [](const Field& x) { return x.Bool(); }));
   }
   if (auto p = top.Get("policies")) TIDE_RETURN_IF_ERROR(ParsePolicies(*p, c.cluster, &c.policies));
+  if (auto l = top.Get("live")) TIDE_RETURN_IF_ERROR(ParseLive(*l, name, c.cluster, &c.live));
+  if (c.live.loop_interval == Duration{0}) c.live.loop_interval = std::max(c.policies.tide.scan_interval, Seconds(1));
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "autoscale/policy.h"
+#include "config/live.h"
 #include "core/status.h"
 #include "core/time.h"
 #include "model/cluster.h"
@@ -43,6 +44,7 @@ struct Config {
   autoscale::PolicyDefaults policies;
   SimulationSettings simulation;
   JobDefaults jobs;
+  LiveSettings live;  // `tide run` only
 };
 
 // Reads and validates a configuration file.

@@ -1,0 +1,345 @@
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/slurm/slurm.h"
+#include "core/process.h"
+#include "core/status.h"
+#include "core/strings.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tide::backends {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+std::string Msg(const Status& s) { return std::string(Message(s)); }
+
+std::string Fixture(std::string_view name) {
+  const std::string path = StrCat(TIDE_SOURCE_DIR, "/src/backends/slurm/testdata/", name);
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Records every command and answers from a script; with the script used up
+// it answers exit 0 and no output.
+class FakeRunner final : public CommandRunner {
+ public:
+  struct Call {
+    std::vector<std::string> argv;
+    std::string input;
+    Duration timeout;
+  };
+
+  Result<CommandResult> Run(const std::vector<std::string>& argv, const std::string& input,
+                            Duration timeout) override {
+    calls.push_back({argv, input, timeout});
+    if (replies.empty()) return CommandResult{};
+    Result<CommandResult> r = std::move(replies.front());
+    replies.pop_front();
+    return r;
+  }
+
+  void Reply(int exit_code, std::string out, std::string err = "") {
+    replies.push_back(CommandResult{exit_code, std::move(out), std::move(err)});
+  }
+  void Fail(Status s) { replies.push_back(std::move(s)); }
+
+  std::vector<std::vector<std::string>> Argvs() const {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& c : calls) out.push_back(c.argv);
+    return out;
+  }
+
+  std::vector<Call> calls;
+  std::deque<Result<CommandResult>> replies;
+};
+
+// ---- Actions
+
+struct ActionCase {
+  std::string name;
+  std::function<Status(SlurmBackend&)> act;
+  std::vector<std::string> argv;
+  std::string target;  // how the failure message names the node or job
+};
+
+std::vector<ActionCase> ActionCases() {
+  return {
+      {"Drain",
+       [](SlurmBackend& b) { return b.Drain("gpu3", "tide: scale-down idle 10m"); },
+       {"scontrol", "update", "nodename=gpu3", "state=DRAIN", "reason=tide: scale-down idle 10m"},
+       "nodename=gpu3"},
+      {"Undrain",
+       [](SlurmBackend& b) { return b.Undrain("gpu3"); },
+       {"scontrol", "update", "nodename=gpu3", "state=UNDRAIN"},
+       "nodename=gpu3 state=UNDRAIN"},
+      {"PowerUp",
+       [](SlurmBackend& b) { return b.PowerUp("gpu[2-3]"); },
+       {"scontrol", "update", "nodename=gpu[2-3]", "state=POWER_UP"},
+       "nodename=gpu[2-3] state=POWER_UP"},
+      {"PowerDown",
+       [](SlurmBackend& b) { return b.PowerDown("gpu4"); },
+       {"scontrol", "update", "nodename=gpu4", "state=POWER_DOWN"},
+       "nodename=gpu4 state=POWER_DOWN"},
+      {"Requeue",
+       [](SlurmBackend& b) { return b.Requeue(1234); },
+       {"scontrol", "requeue", "1234"},
+       "scontrol requeue 1234"},
+      {"Cancel", [](SlurmBackend& b) { return b.Cancel(1234); }, {"scancel", "1234"}, "scancel 1234"},
+      {"Signal",
+       [](SlurmBackend& b) { return b.Signal(1234, "USR1"); },
+       {"scancel", "--batch", "--signal=USR1", "1234"},
+       "scancel --batch --signal=USR1 1234"},
+  };
+}
+
+class SlurmActionTest : public ::testing::TestWithParam<ActionCase> {};
+
+TEST_P(SlurmActionTest, RunsOneCommand) {
+  FakeRunner runner;
+  SlurmOptions options;
+  options.timeout = Seconds(7);
+  SlurmBackend backend(options, &runner);
+  const Status s = GetParam().act(backend);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(runner.calls.size(), 1u);
+  EXPECT_EQ(runner.calls[0].argv, GetParam().argv);
+  EXPECT_EQ(runner.calls[0].input, "");
+  EXPECT_EQ(runner.calls[0].timeout, Seconds(7));
+}
+
+TEST_P(SlurmActionTest, NonZeroExitIsUnavailableWithStderr) {
+  FakeRunner runner;
+  runner.Reply(1, "", "  scontrol: error: Invalid node name specified\n\n");
+  SlurmBackend backend(SlurmOptions{}, &runner);
+  const Status s = GetParam().act(backend);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(Msg(s), HasSubstr(GetParam().argv[0]));
+  EXPECT_THAT(Msg(s), HasSubstr(GetParam().target));
+  EXPECT_THAT(Msg(s), HasSubstr("exit status 1: scontrol: error: Invalid node name specified"));
+  EXPECT_THAT(Msg(s), Not(HasSubstr("specified\n")));
+}
+
+TEST_P(SlurmActionTest, RunnerErrorIsUnavailable) {
+  FakeRunner runner;
+  runner.Fail(absl::DeadlineExceededError("timed out after 30s"));
+  SlurmBackend backend(SlurmOptions{}, &runner);
+  const Status s = GetParam().act(backend);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(Msg(s), HasSubstr("timed out after 30s"));
+  EXPECT_THAT(Msg(s), HasSubstr(GetParam().target));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SlurmActionTest, ::testing::ValuesIn(ActionCases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(SlurmBackendTest, ConfiguredToolPaths) {
+  FakeRunner runner;
+  SlurmOptions options;
+  options.scontrol = "/opt/slurm/bin/scontrol";
+  options.scancel = "/opt/slurm/bin/scancel";
+  SlurmBackend backend(options, &runner);
+  ASSERT_TRUE(backend.Undrain("gpu1").ok());
+  ASSERT_TRUE(backend.Cancel(5).ok());
+  EXPECT_THAT(runner.Argvs(),
+              ElementsAre(ElementsAre("/opt/slurm/bin/scontrol", "update", "nodename=gpu1", "state=UNDRAIN"),
+                          ElementsAre("/opt/slurm/bin/scancel", "5")));
+}
+
+TEST(SlurmBackendTest, RunnerErrorNamingTheCommandIsNotPrefixedTwice) {
+  FakeRunner runner;
+  runner.Fail(absl::UnavailableError("scancel 5: cannot start: No such file or directory"));
+  SlurmBackend backend(SlurmOptions{}, &runner);
+  const Status s = backend.Cancel(5);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Msg(s), "scancel 5: cannot start: No such file or directory");
+}
+
+TEST(SlurmBackendTest, StderrFallsBackToStdout) {
+  FakeRunner runner;
+  runner.Reply(2, "scancel: error: Kill job error on job id 5: Invalid job id specified\n", "");
+  SlurmBackend backend(SlurmOptions{}, &runner);
+  const Status s = backend.Cancel(5);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(Msg(s), HasSubstr("exit status 2: scancel: error: Kill job error on job id 5"));
+}
+
+struct BadInputCase {
+  std::string name;
+  std::function<Status(SlurmBackend&)> act;
+  std::string want;
+};
+
+class SlurmBadInputTest : public ::testing::TestWithParam<BadInputCase> {};
+
+TEST_P(SlurmBadInputTest, RefusedWithoutRunning) {
+  FakeRunner runner;
+  SlurmBackend backend(SlurmOptions{}, &runner);
+  const Status s = GetParam().act(backend);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(Msg(s), HasSubstr(GetParam().want));
+  EXPECT_THAT(runner.calls, IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SlurmBadInputTest,
+    ::testing::Values(
+        BadInputCase{"DrainNoNode", [](SlurmBackend& b) { return b.Drain("", "r"); }, "empty node name"},
+        BadInputCase{"DrainNoReason", [](SlurmBackend& b) { return b.Drain("gpu1", " "); }, "drain gpu1"},
+        BadInputCase{"NodeWithBlank", [](SlurmBackend& b) { return b.Undrain("gpu1 state=down"); },
+                     "gpu1 state=down"},
+        BadInputCase{"NodeWithEquals", [](SlurmBackend& b) { return b.PowerUp("gpu1=x"); }, "gpu1=x"},
+        BadInputCase{"PowerDownNoNode", [](SlurmBackend& b) { return b.PowerDown(""); }, "power down"},
+        BadInputCase{"RequeueZero", [](SlurmBackend& b) { return b.Requeue(0); }, "bad job id 0"},
+        BadInputCase{"CancelNegative", [](SlurmBackend& b) { return b.Cancel(-3); }, "bad job id -3"},
+        BadInputCase{"SignalEmpty", [](SlurmBackend& b) { return b.Signal(5, ""); }, "signal job 5"},
+        BadInputCase{"SignalWithBlank", [](SlurmBackend& b) { return b.Signal(5, "USR1 9"); }, "USR1 9"}),
+    [](const auto& info) { return info.param.name; });
+
+// ---- Observe
+
+TEST(SlurmObserveTest, RunsSqueueThenSinfo) {
+  FakeRunner runner;
+  runner.Reply(0, Fixture("squeue_lab.json"));
+  runner.Reply(0, Fixture("sinfo_lab.json"));
+  SlurmOptions options;
+  options.timeout = Seconds(12);
+  SlurmBackend backend(options, &runner);
+  auto obs = backend.Observe();
+  ASSERT_TRUE(obs.ok()) << obs.status();
+  EXPECT_THAT(runner.Argvs(), ElementsAre(ElementsAre("squeue", "--json"), ElementsAre("sinfo", "--json")));
+  for (const auto& c : runner.calls) EXPECT_EQ(c.timeout, Seconds(12));
+  EXPECT_EQ(obs->jobs.size(), 4u);
+  ASSERT_EQ(obs->nodes.size(), 4u);
+  EXPECT_EQ(obs->jobs[0].id, 1);
+  EXPECT_EQ(obs->nodes[0].name, "gpu1");
+}
+
+TEST(SlurmObserveTest, PartitionsFilterJobsAndNodes) {
+  FakeRunner runner;
+  runner.Reply(0, Fixture("squeue_lab.json"));
+  runner.Reply(0, Fixture("sinfo_per_partition.json"));
+  SlurmOptions options;
+  options.squeue = "/usr/bin/squeue";
+  options.sinfo = "/usr/bin/sinfo";
+  options.partitions = {"high", "gpu"};
+  SlurmBackend backend(options, &runner);
+  auto obs = backend.Observe();
+  ASSERT_TRUE(obs.ok()) << obs.status();
+  EXPECT_THAT(runner.Argvs(), ElementsAre(ElementsAre("/usr/bin/squeue", "--json", "--partition=high,gpu"),
+                                          ElementsAre("/usr/bin/sinfo", "--json")));
+  // Job 2 is in high, job 4 in low,high; jobs 1 and 3 only in low.
+  std::vector<int64_t> jobs;
+  for (const auto& j : obs->jobs) jobs.push_back(j.id);
+  EXPECT_THAT(jobs, ElementsAre(2, 4));
+  // gpu3 is only in low; gpu1 is listed in low and in high.
+  std::vector<std::string> nodes;
+  for (const auto& n : obs->nodes) nodes.push_back(n.name);
+  EXPECT_THAT(nodes, ElementsAre("gpu1", "gpu2", "gpu4"));
+}
+
+struct ObserveErrorCase {
+  std::string name;
+  std::function<void(FakeRunner&)> script;
+  absl::StatusCode code;
+  std::vector<std::string> want;  // each in the message
+  size_t calls;                   // commands run before it gave up
+};
+
+class SlurmObserveErrorTest : public ::testing::TestWithParam<ObserveErrorCase> {};
+
+TEST_P(SlurmObserveErrorTest, Fails) {
+  const auto& c = GetParam();
+  FakeRunner runner;
+  c.script(runner);
+  SlurmBackend backend(SlurmOptions{}, &runner);
+  auto obs = backend.Observe();
+  ASSERT_FALSE(obs.ok());
+  EXPECT_EQ(obs.status().code(), c.code) << obs.status();
+  for (const auto& w : c.want) EXPECT_THAT(Msg(obs.status()), HasSubstr(w));
+  EXPECT_EQ(runner.calls.size(), c.calls);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SlurmObserveErrorTest,
+    ::testing::Values(
+        ObserveErrorCase{"SqueueGarbage",
+                         [](FakeRunner& r) { r.Reply(0, "JOBID PARTITION NAME\n"); },
+                         absl::StatusCode::kInvalidArgument,
+                         {"squeue --json: ", "not valid JSON"},
+                         1},
+        ObserveErrorCase{"SqueueBadField",
+                         [](FakeRunner& r) { r.Reply(0, R"({"jobs": [{"job_id": 3, "job_state": 7}]})"); },
+                         absl::StatusCode::kInvalidArgument,
+                         {"squeue --json: ", "job 3", "job_state"},
+                         1},
+        ObserveErrorCase{"SinfoGarbage",
+                         [](FakeRunner& r) {
+                           r.Reply(0, Fixture("squeue_empty.json"));
+                           r.Reply(0, "{\"nodes\": [");
+                         },
+                         absl::StatusCode::kInvalidArgument,
+                         {"sinfo --json: ", "not valid JSON"},
+                         2},
+        ObserveErrorCase{"SinfoBadField",
+                         [](FakeRunner& r) {
+                           r.Reply(0, Fixture("squeue_empty.json"));
+                           r.Reply(0, R"({"nodes": [{"name": "gpu1", "state": "idle", "gres": 8}]})");
+                         },
+                         absl::StatusCode::kInvalidArgument,
+                         {"sinfo --json: ", "node gpu1", "gres"},
+                         2},
+        ObserveErrorCase{
+            "SqueueExitsNonZero",
+            [](FakeRunner& r) {
+              r.Reply(1, "", "slurm_load_jobs error: Unable to contact slurm controller\n");
+            },
+            absl::StatusCode::kUnavailable,
+            {"squeue --json", "exit status 1: slurm_load_jobs error: Unable to contact slurm controller"},
+            1},
+        ObserveErrorCase{"SinfoExitsNonZero",
+                         [](FakeRunner& r) {
+                           r.Reply(0, Fixture("squeue_empty.json"));
+                           r.Reply(1, "", "slurm_load_node error: Socket timed out\n");
+                         },
+                         absl::StatusCode::kUnavailable,
+                         {"sinfo --json", "Socket timed out"},
+                         2},
+        ObserveErrorCase{
+            "SqueueDoesNotStart",
+            [](FakeRunner& r) { r.Fail(absl::UnavailableError("cannot run squeue: No such file")); },
+            absl::StatusCode::kUnavailable,
+            {"squeue --json", "No such file"},
+            1},
+        ObserveErrorCase{"SinfoTimesOut",
+                         [](FakeRunner& r) {
+                           r.Reply(0, Fixture("squeue_empty.json"));
+                           r.Fail(absl::DeadlineExceededError("killed after 30s"));
+                         },
+                         absl::StatusCode::kUnavailable,
+                         {"sinfo --json", "killed after 30s"},
+                         2},
+        ObserveErrorCase{"SqueueReportsErrors",
+                         [](FakeRunner& r) {
+                           r.Reply(0, R"({"errors": [{"error": "Zero Bytes were transmitted", "errno": 5}],
+                                          "jobs": []})");
+                         },
+                         absl::StatusCode::kUnavailable,
+                         {"squeue --json", "Zero Bytes were transmitted"},
+                         1}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tide::backends

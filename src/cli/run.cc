@@ -1,0 +1,220 @@
+// `tide run`: the live controller over Slurm (docs/live.md), and
+// `tide local reclaim`, which injects a spot reclamation into the local
+// provider of a running `tide run`.
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "backends/slurm/slurm.h"
+#include "cli/commands.h"
+#include "config/config.h"
+#include "controller/controller.h"
+#include "controller/http_server.h"
+#include "controller/store.h"
+#include "core/process.h"
+#include "core/strings.h"
+#include "metrics/prometheus.h"
+#include "providers/exec/exec_provider.h"
+#include "providers/local/local_provider.h"
+
+namespace tide::cli {
+namespace {
+
+std::atomic<int> g_signal{0};  // the one signal-handler flag; set by SIGTERM/SIGINT
+void OnSignal(int sig) { g_signal = sig; }
+
+std::string BinPath(const std::string& dir, const std::string& tool) {
+  return dir.empty() ? tool : StrCat(dir, "/", tool);
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(StrCat(path, ": cannot read the token file (live.http.token_file)"));
+  std::string token;
+  std::getline(in, token);
+  token = std::string(StripWhitespace(token));
+  if (token.size() < 8) return absl::InvalidArgumentError(StrCat(path, ": the token must have at least 8 characters"));
+  return token;
+}
+
+// The HTTP server's view of the controller. Commands that change state are
+// queued for the loop's thread.
+class Source final : public controller::StatusSource {
+ public:
+  Source(controller::Controller* c, const config::Config* cfg, const RealClock* clock)
+      : c_(c), cfg_(cfg), clock_(clock) {}
+  std::string MetricsText() override { return c_->MetricsText(); }
+  std::string StatusJson() override { return c_->StatusJson(); }
+  bool Healthy(std::string* why) override { return c_->Healthy(clock_->Now(), why); }
+  Result<std::string> Command(const std::string& name, const std::map<std::string, std::string>& params) override {
+    if (name == "pause" || name == "resume") {
+      c_->Pause(name == "pause");
+      return StrCat("{\"paused\": ", name == "pause" ? "true" : "false", "}\n");
+    }
+    if (name == "loop") {
+      run_now_ = true;
+      return std::string("{\"loop\": \"requested\"}\n");
+    }
+    if (name == "reclaim") {
+      if (cfg_->live.provider.kind != "local") {
+        return absl::FailedPreconditionError("reclaim injection is for the local provider only");
+      }
+      auto node = params.find("node");
+      if (node == params.end() || node->second.empty()) return absl::InvalidArgumentError("give node=<slurm node>");
+      Duration notice = Seconds(30);
+      if (auto n = params.find("notice"); n != params.end()) {
+        auto d = ParseDuration(n->second);
+        if (!d.ok()) return absl::InvalidArgumentError(StrCat("notice: ", Message(d.status())));
+        notice = *d;
+      }
+      TIDE_RETURN_IF_ERROR(providers::LocalProvider::InjectReclaimInDir(cfg_->live.provider.state_dir, node->second,
+                                                                       notice, clock_->Now()));
+      return StrCat("{\"reclaim\": \"", node->second, "\", \"notice_seconds\": ", notice.count(), "}\n");
+    }
+    return absl::NotFoundError(StrCat("no command '", name, "'; commands: pause, resume, loop, reclaim"));
+  }
+  bool TakeRunNow() { return run_now_.exchange(false); }
+
+ private:
+  controller::Controller* c_;
+  const config::Config* cfg_;
+  const RealClock* clock_;
+  std::atomic<bool> run_now_{false};
+};
+
+}  // namespace
+
+int Run(const RunArgs& args) {
+  auto cfg = config::LoadConfig(args.config);
+  if (!cfg.ok()) return ReportFailure(cfg.status());
+  if (!cfg->live.present) {
+    return ReportFailure(absl::InvalidArgumentError(
+        StrCat(args.config, ": no `live:` section; `tide run` needs one (docs/live.md)")));
+  }
+  auto slots = controller::MapSlots(*cfg);
+  if (!slots.ok()) return ReportFailure(slots.status());
+  auto autoscaler = autoscale::Autoscaler::Make(cfg->policies.tide);
+  if (!autoscaler.ok()) return ReportFailure(autoscaler.status());
+
+  std::mutex log_mu;
+  RealClock clock;
+  auto log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    std::cerr << FormatTimestamp(clock.Now()) << " tide: " << line << "\n" << std::flush;
+  };
+
+  const auto& live = cfg->live;
+  std::vector<std::string> env;
+  if (!live.slurm.conf.empty()) env.push_back(StrCat("SLURM_CONF=", live.slurm.conf));
+  SystemCommandRunner runner(env);
+  backends::SlurmOptions so;
+  so.squeue = BinPath(live.slurm.bin_dir, "squeue");
+  so.sinfo = BinPath(live.slurm.bin_dir, "sinfo");
+  so.scontrol = BinPath(live.slurm.bin_dir, "scontrol");
+  so.scancel = BinPath(live.slurm.bin_dir, "scancel");
+  so.timeout = live.slurm.timeout;
+  backends::SlurmBackend backend(so, &runner);
+
+  std::unique_ptr<providers::CloudProvider> provider;
+  if (live.provider.kind == "local") {
+    providers::LocalProvider::Options lo;
+    lo.state_dir = live.provider.state_dir;
+    lo.slurmd = live.provider.slurmd;
+    lo.slurm_conf = live.slurm.conf;
+    provider = std::make_unique<providers::LocalProvider>(lo);
+  } else {
+    providers::ExecProvider::Options eo;
+    eo.create = live.provider.create;
+    eo.delete_ = live.provider.destroy;
+    eo.list = live.provider.list;
+    eo.interruptions = live.provider.interruptions;
+    eo.timeout = live.provider.timeout;
+    provider = std::make_unique<providers::ExecProvider>(eo, &runner);
+  }
+
+  auto store = controller::Store::Open(args.dry_run ? std::string(":memory:") : live.state);
+  if (!store.ok()) return ReportFailure(store.status());
+
+  std::unique_ptr<metrics::PrometheusSource> prometheus;
+  if (!live.metrics.prometheus.empty()) {
+    metrics::PrometheusOptions po;
+    po.url = live.metrics.prometheus;
+    po.metric = live.metrics.metric;
+    po.node_label = live.metrics.node_label;
+    po.job_label = live.metrics.job_label;
+    po.scale = live.metrics.scale;
+    prometheus = std::make_unique<metrics::PrometheusSource>(po);
+  }
+
+  controller::ControllerOptions co;
+  co.dry_run = args.dry_run;
+  if (const char* fault = std::getenv("TIDE_FAULT")) co.fault = fault;
+  controller::Controller ctl(*cfg, std::move(*slots), std::move(*autoscaler), &backend, provider.get(), store->get(),
+                             prometheus.get(), co, log);
+
+  auto token = ReadToken(live.http.token_file);
+  if (!token.ok()) return ReportFailure(token.status());
+  Source source(&ctl, &*cfg, &clock);
+  std::unique_ptr<controller::HttpServer> http;
+  if (!args.no_http) {
+    controller::HttpOptions ho;
+    ho.address = live.http.address;
+    ho.port = live.http.port;
+    ho.token = *token;
+    http = std::make_unique<controller::HttpServer>(ho, &source);
+    Status s = http->Start();
+    if (!s.ok()) return ReportFailure(s);
+  }
+
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  log(StrCat("started: ", args.config, ", ", cfg->cluster.pools.size(), " pools, loop every ",
+             FormatDuration(live.loop_interval), ", provider ", provider->Name(), args.dry_run ? ", DRY RUN (no action)" : "",
+             http ? StrCat(", http on ", live.http.address, ":", http->port()) : std::string(),
+             prometheus ? StrCat(", utilisation from ", live.metrics.prometheus) : std::string(", no utilisation source")));
+  int loops = 0;
+  while (g_signal == 0) {
+    ctl.RunLoop(clock.Now());
+    ++loops;
+    if (args.once || (args.loops > 0 && loops >= args.loops)) break;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(live.loop_interval.count());
+    while (g_signal == 0 && std::chrono::steady_clock::now() < until && !source.TakeRunNow()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  if (g_signal != 0) {
+    auto pending = (*store)->PendingActions();
+    log(StrCat("stopping on ", g_signal == SIGTERM ? "SIGTERM" : "SIGINT", " after ", loops,
+               " loops; the current loop finished", pending.ok() ? StrCat(", ", pending->size(),
+               " action(s) in flight are recorded and resume at the next start") : std::string()));
+  }
+  if (http) http->Stop();
+  return 0;
+}
+
+int LocalReclaim(const LocalReclaimArgs& args) {
+  auto cfg = config::LoadConfig(args.config);
+  if (!cfg.ok()) return ReportFailure(cfg.status());
+  auto notice = ParseDuration(args.notice);
+  if (!notice.ok()) return ReportFailure(absl::InvalidArgumentError(StrCat("--notice: ", Message(notice.status()))));
+  RealClock clock;
+  Status s = providers::LocalProvider::InjectReclaimInDir(cfg->live.provider.state_dir, args.node, *notice, clock.Now());
+  if (!s.ok()) return ReportFailure(s);
+  std::cout << "reclaim of " << args.node << " injected: notice now, taken in " << FormatDuration(*notice) << "\n";
+  return 0;
+}
+
+}  // namespace tide::cli

@@ -1,0 +1,396 @@
+#include "controller/controller.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "controller/exposition.h"
+#include "core/strings.h"
+#include "nlohmann/json.hpp"
+
+namespace tide::controller {
+
+std::string ReasonClass(std::string_view reason) {
+  std::string out;
+  bool in_number = false;
+  for (char c : reason) {
+    if (c == ':' || c == '(' || c == ';') break;
+    if (std::isdigit(static_cast<unsigned char>(c)) || (in_number && (c == '.' || c == ','))) {
+      if (!in_number) out += 'N';
+      in_number = true;
+      continue;
+    }
+    // A unit right after a number ("30s", "5m", "2h") folds into it.
+    if (in_number && (c == 's' || c == 'm' || c == 'h' || c == 'd') ) {
+      in_number = false;
+      continue;
+    }
+    in_number = false;
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() > 60) out.resize(60);
+  return out.empty() ? "none" : out;
+}
+
+Controller::Controller(const config::Config& config, std::vector<Slot> slots, autoscale::Autoscaler autoscaler,
+                       backends::ClusterBackend* backend, providers::CloudProvider* provider, Store* store,
+                       metrics::PrometheusSource* prometheus, ControllerOptions options, LogFn log)
+    : config_(config),
+      slots_(std::move(slots)),
+      autoscaler_(std::move(autoscaler)),
+      backend_(backend),
+      provider_(provider),
+      store_(store),
+      prometheus_(prometheus),
+      history_(metrics::UtilHistoryOptions{std::max(config.live.loop_interval * 3, Seconds(60)),
+                                           config.live.loop_interval}),
+      options_(options),
+      log_(std::move(log)),
+      actuator_(config_, slots_, backend, provider, store, &memory_, log_) {
+  actuator_.set_fault(options_.fault);
+}
+
+void Controller::LoopError(LoopReport* r, const std::string& source, const Status& s) {
+  r->ok = false;
+  r->error = StrCat(source, ": ", Message(s));
+  ++errors_by_source_[source];
+  log_(StrCat("error: ", r->error, "; no action this loop"));
+}
+
+void Controller::Observe(Timestamp now, LoopReport* r, backends::Observation* obs,
+                         std::vector<providers::Instance>* instances,
+                         std::vector<providers::Interruption>* interruptions) {
+  r->ok = true;
+  auto o = backend_->Observe();
+  if (!o.ok()) return LoopError(r, "slurm", o.status());
+  *obs = std::move(*o);
+  auto list = provider_->List(now);
+  if (!list.ok()) return LoopError(r, "provider", list.status());
+  *instances = std::move(*list);
+  auto notes = provider_->Interruptions(now);
+  if (!notes.ok()) return LoopError(r, "provider", notes.status());
+  *interruptions = std::move(*notes);
+}
+
+void Controller::FeedMetrics(const backends::Observation& obs, Timestamp now) {
+  if (prometheus_ == nullptr) return;
+  auto samples = prometheus_->Query();
+  if (!samples.ok()) {
+    ++errors_by_source_["prometheus"];
+    log_(StrCat("warning: prometheus: ", Message(samples.status()),
+                "; utilisation unknown this loop (never read as idle)"));
+    return;
+  }
+  std::map<std::string, double> by_job;
+  std::map<std::string, int> job_series;
+  for (const auto& s : *samples) {
+    if (s.job.empty()) continue;
+    by_job[s.job] += s.util;
+    ++job_series[s.job];
+  }
+  const auto by_node = metrics::NodeUtilization(*samples);
+  for (const auto& j : obs.jobs) {
+    if (j.state != "RUNNING" || j.nodes.empty()) continue;
+    const std::string id = StrCat(j.id);
+    if (auto it = by_job.find(id); it != by_job.end()) {
+      history_.Record(j.id, it->second / job_series[id], now);
+      continue;
+    }
+    // No per-job series: the mean of its nodes, only if every node reported.
+    double sum = 0;
+    bool all = true;
+    for (const auto& n : j.nodes) {
+      auto it = by_node.find(n);
+      if (it == by_node.end()) {
+        all = false;
+        break;
+      }
+      sum += it->second;
+    }
+    if (all) history_.Record(j.id, sum / static_cast<double>(j.nodes.size()), now);
+  }
+}
+
+void Controller::CountInterruptions(const backends::Observation& obs, Timestamp now) {
+  std::set<int64_t> present;
+  for (const auto& j : obs.jobs) {
+    present.insert(j.id);
+    auto it = memory_.runs.find(j.id);
+    if (it != memory_.runs.end() && j.restarts > it->second.restarts) {
+      if (memory_.requeued_by_tide.erase(j.id) == 0 && !options_.dry_run) {
+        // Requeued by something other than tide (a node failure, a
+        // reclaimed node): its whole run since the start is lost.
+        const auto& run = it->second;
+        const double lost =
+            static_cast<double>(std::max<int64_t>(0, (run.last_seen - run.start).count())) * run.gpus;
+        (void)store_->AddJobEvent({j.id, "interrupted", now, lost, "restarted without a checkpoint signal from tide"});
+        log_(StrCat("job ", j.id, " was interrupted outside tide (restart ", j.restarts, "); lost work ",
+                    static_cast<int64_t>(lost), " GPU-seconds"));
+      }
+      memory_.runs.erase(it);
+    }
+    if (j.state == "RUNNING") {
+      auto& run = memory_.runs[j.id];
+      run.restarts = j.restarts;
+      run.start = j.start;
+      run.last_seen = now;
+      run.gpus = j.gpus;
+    }
+  }
+  for (auto it = memory_.runs.begin(); it != memory_.runs.end();) {
+    if (!present.count(it->first) && now - it->second.last_seen > Hours(1)) {
+      history_.Forget(it->first);
+      it = memory_.runs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Controller::LogPlan(const autoscale::ScalingPlan& plan, const Built& built, Timestamp now) {
+  std::set<std::string> lines;
+  std::vector<DecisionRecord> records;
+  for (const auto& a : plan.actions) {
+    std::string what = StrCat(autoscale::ActionKindName(a.kind));
+    if (a.pool >= 0) what += StrCat(" pool=", config_.cluster.pools[a.pool].name);
+    if (a.count > 0) what += StrCat(" count=", a.count);
+    if (!a.nodes.empty()) {
+      std::vector<std::string> names;
+      for (auto id : a.nodes) {
+        auto it = built.nodes.find(id);
+        names.push_back(it == built.nodes.end() ? StrCat(id) : slots_[it->second].node);
+      }
+      what += StrCat(" nodes=", StrJoin(names, ","));
+    }
+    if (!a.jobs.empty()) {
+      std::vector<std::string> ids;
+      for (size_t i = 0; i < a.jobs.size() && i < 10; ++i) ids.push_back(StrCat(a.jobs[i]));
+      if (a.jobs.size() > 10) ids.push_back("...");
+      what += StrCat(" jobs=", StrJoin(ids, ","));
+    }
+    std::string line = StrCat(options_.dry_run ? "[dry-run] " : "", "plan: ", what, ": ", a.reason);
+    if (!last_plan_lines_.count(line)) {
+      log_(line);
+      records.push_back({0, now, std::string(autoscale::ActionKindName(a.kind)), a.reason, what, options_.dry_run});
+    }
+    lines.insert(std::move(line));
+    ++decisions_[{std::string(autoscale::ActionKindName(a.kind)), ReasonClass(a.reason)}];
+  }
+  if (plan.actions.empty() && options_.dry_run) log_("[dry-run] plan: nothing to do");
+  last_plan_lines_ = std::move(lines);
+  if (!options_.dry_run && !records.empty()) {
+    Status s = store_->AppendDecisions(records);
+    if (!s.ok()) log_(StrCat("error: store: ", Message(s)));
+  }
+}
+
+LoopReport Controller::RunLoop(Timestamp now) {
+  LoopReport r;
+  r.at = now;
+  ++loops_;
+  backends::Observation obs;
+  std::vector<providers::Instance> instances;
+  std::vector<providers::Interruption> interruptions;
+  Observe(now, &r, &obs, &instances, &interruptions);
+  if (!r.ok) {
+    Publish(r, nullptr, now);
+    return r;
+  }
+  if (!options_.dry_run) {
+    Status s = actuator_.Reconcile(instances, now, &r.acted);
+    if (!s.ok()) {
+      LoopError(&r, "store", s);
+      Publish(r, nullptr, now);
+      return r;
+    }
+  }
+  FeedMetrics(obs, now);
+  CountInterruptions(obs, now);
+  Built built = BuildState(config_, slots_, obs, instances, interruptions, &memory_,
+                           prometheus_ != nullptr ? &history_ : nullptr, now);
+  for (const auto& s : built.skipped) {
+    if (skipped_logged_.insert(s).second) log_(StrCat("note: ", s));
+  }
+  if (skipped_logged_.size() > 10000) skipped_logged_.clear();
+  for (const auto& j : built.state.jobs) {
+    if (j.state != model::JobState::kPending) continue;
+    ++r.pending_jobs;
+    r.pending_gpus += j.spec.gpus();
+  }
+  if (!options_.dry_run && !paused_) actuator_.Advance(obs, instances, built, now, &r.acted);
+  // Drop disruptions older than a day (the budget looks back less).
+  std::erase_if(memory_.disruptions, [&](Timestamp t) { return now - t > Hours(24); });
+
+  auto plan = autoscaler_.RunOnce(built.state, now);
+  if (!plan.ok()) {
+    LoopError(&r, "decision", plan.status());
+    Publish(r, &built, now);
+    return r;
+  }
+  r.plan = std::move(*plan);
+  LogPlan(r.plan, built, now);
+  if (!options_.dry_run && !paused_) actuator_.Apply(r.plan, built, obs, now, &r.acted);
+  for (auto [name, n] : {std::pair{"create", r.acted.creates}, {"delete", r.acted.deletes}, {"drain", r.acted.drains},
+                         {"undrain", r.acted.undrains}, {"signal", r.acted.signals}, {"requeue", r.acted.requeues},
+                         {"cancel", r.acted.cancels}, {"refused", r.acted.refused}, {"error", r.acted.errors}}) {
+    if (n > 0) acted_[name] += n;
+  }
+  last_ok_ = now;
+  Publish(r, &built, now);
+  return r;
+}
+
+void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now) {
+  Exposition m;
+  m.Gauge("tide_up", "1 while tide's controller runs.", {}, 1);
+  m.Counter("tide_loops_total", "Control loops run.", {}, static_cast<double>(loops_));
+  for (const auto& [source, n] : errors_by_source_) {
+    m.Counter("tide_loop_errors_total", "Loops or steps that failed, by what failed (slurm, provider, prometheus, store).",
+              {{"source", source}}, static_cast<double>(n));
+  }
+  if (last_ok_ != kInfinitePast) {
+    m.Gauge("tide_last_successful_loop_timestamp_seconds", "When the last loop that decided ran (unix time).", {},
+            static_cast<double>(ToUnixSeconds(last_ok_)));
+  }
+  m.Gauge("tide_dry_run", "1 if tide decides without acting.", {}, options_.dry_run ? 1 : 0);
+  m.Gauge("tide_paused", "1 while acting is paused through the API.", {}, paused_ ? 1 : 0);
+  nlohmann::json pools = nlohmann::json::array();
+  nlohmann::json nodes = nlohmann::json::array();
+  if (built != nullptr) {
+    std::vector<std::array<int, 3>> by_state(config_.cluster.pools.size());
+    for (const auto& n : built->state.nodes) {
+      const int k = n.state == model::NodeState::kProvisioning ? 0 : n.state == model::NodeState::kReady ? 1 : 2;
+      ++by_state[n.pool][k];
+      nodes.push_back({{"name", n.name},
+                       {"pool", config_.cluster.pools[n.pool].name},
+                       {"state", model::NodeStateName(n.state)},
+                       {"gpus", n.gpus},
+                       {"free_gpus", n.free_gpus},
+                       {"idle_since", n.idle_since == kInfiniteFuture ? "" : FormatTimestamp(n.idle_since)},
+                       {"reclaim_at", n.reclaim_at == kInfiniteFuture ? "" : FormatTimestamp(n.reclaim_at)}});
+    }
+    static constexpr const char* kStates[] = {"provisioning", "ready", "draining"};
+    for (size_t p = 0; p < config_.cluster.pools.size(); ++p) {
+      const auto& pool = config_.cluster.pools[p];
+      for (int k = 0; k < 3; ++k) {
+        m.Gauge("tide_nodes", "Nodes tide holds, by pool and state.",
+                {{"pool", pool.name}, {"tier", std::string(model::TierName(pool.tier))}, {"state", kStates[k]}},
+                by_state[p][k]);
+      }
+      m.Gauge("tide_pool_free_slots", "Slurm nodes of the pool tide may still buy.", {{"pool", pool.name}},
+              static_cast<double>(built->free_slots[p].size()));
+      pools.push_back({{"name", pool.name},
+                       {"tier", model::TierName(pool.tier)},
+                       {"min_nodes", pool.min_nodes},
+                       {"max_nodes", pool.max_nodes},
+                       {"provisioning", by_state[p][0]},
+                       {"ready", by_state[p][1]},
+                       {"draining", by_state[p][2]},
+                       {"free_slots", built->free_slots[p].size()}});
+    }
+    m.Gauge("tide_pending_jobs", "Jobs waiting for GPUs in tide's partitions.", {}, r.pending_jobs);
+    m.Gauge("tide_pending_gpus", "GPUs asked for by pending jobs.", {}, r.pending_gpus);
+  }
+  for (const auto& [key, n] : decisions_) {
+    m.Counter("tide_decisions_total", "Plan actions decided, by kind and reason class.",
+              {{"kind", key.first}, {"reason", key.second}}, static_cast<double>(n));
+  }
+  for (const auto& [name, n] : acted_) {
+    m.Counter("tide_actions_total", "Steps carried out on Slurm or the provider (refused and failed ones too).",
+              {{"action", name}}, static_cast<double>(n));
+  }
+  nlohmann::json cost_json = nlohmann::json::object();
+  double lost = 0;
+  int64_t spot = 0;
+  if (!options_.dry_run) {
+    if (auto cost = store_->Cost(now); cost.ok()) {
+      for (auto [tier, v] : {std::pair{"reserved", cost->reserved}, {"on-demand", cost->on_demand}, {"spot", cost->spot}}) {
+        m.Counter("tide_cost_total", StrCat("Cost of the nodes tide bought, in ", config_.cluster.currency, ", by tier."),
+                  {{"tier", tier}, {"currency", config_.cluster.currency}}, v);
+        cost_json[tier] = v;
+      }
+      cost_json["total"] = cost->total();
+      cost_json["currency"] = config_.cluster.currency;
+    }
+    if (auto v = store_->LostGpuSeconds(); v.ok()) lost = *v;
+    if (auto v = store_->Counter("spot_interruptions"); v.ok()) spot = *v;
+  }
+  m.Counter("tide_spot_interruptions_total", "Spot instances the provider reclaimed.", {}, static_cast<double>(spot));
+  m.Counter("tide_lost_work_gpu_seconds_total",
+            "GPU-seconds of work lost to interruptions (after the checkpoint signal, or a whole run without one).", {},
+            lost);
+
+  nlohmann::json st;
+  st["time"] = FormatTimestamp(now);
+  st["config"] = config_.source;
+  st["dry_run"] = options_.dry_run;
+  st["paused"] = paused_.load();
+  st["loops"] = loops_;
+  st["last_loop"] = {{"at", FormatTimestamp(r.at)}, {"ok", r.ok}, {"error", r.error}};
+  st["last_successful_loop"] = last_ok_ == kInfinitePast ? "" : FormatTimestamp(last_ok_);
+  st["pools"] = pools;
+  st["nodes"] = nodes;
+  st["pending_jobs"] = r.pending_jobs;
+  st["pending_gpus"] = r.pending_gpus;
+  nlohmann::json plan = nlohmann::json::array();
+  for (const auto& a : r.plan.actions) {
+    plan.push_back({{"kind", autoscale::ActionKindName(a.kind)},
+                    {"pool", a.pool >= 0 ? config_.cluster.pools[a.pool].name : ""},
+                    {"count", a.count},
+                    {"jobs", a.jobs},
+                    {"reason", a.reason}});
+  }
+  st["plan"] = plan;
+  st["cost"] = cost_json;
+  st["lost_work_gpu_seconds"] = lost;
+  st["spot_interruptions"] = spot;
+  nlohmann::json recent = nlohmann::json::array();
+  if (!options_.dry_run) {
+    if (auto acts = store_->RecentActions(20); acts.ok()) {
+      for (const auto& a : *acts) {
+        recent.push_back({{"key", a.key}, {"kind", a.kind}, {"node", a.node}, {"job", a.job}, {"state", a.state},
+                          {"at", FormatTimestamp(a.updated)}, {"detail", a.detail}});
+      }
+    }
+  }
+  st["recent_actions"] = recent;
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!r.ok) {
+    recent_errors_.push_back(StrCat(FormatTimestamp(now), " ", r.error));
+  }
+  for (const auto& p : r.acted.problems) recent_errors_.push_back(StrCat(FormatTimestamp(now), " ", p));
+  while (recent_errors_.size() > 20) recent_errors_.pop_front();
+  st["errors"] = nlohmann::json(std::vector<std::string>(recent_errors_.begin(), recent_errors_.end()));
+  last_error_ = r.ok ? "" : r.error;
+  if (r.ok) published_ok_ = now;
+  metrics_text_ = m.Text();
+  status_json_ = st.dump(2) + "\n";
+}
+
+std::string Controller::MetricsText() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return metrics_text_;
+}
+
+std::string Controller::StatusJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_json_;
+}
+
+bool Controller::Healthy(Timestamp now, std::string* why) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Duration limit = std::max(config_.live.loop_interval * 3, Seconds(30));
+  if (published_ok_ == kInfinitePast) {
+    *why = last_error_.empty() ? "no loop has completed yet" : StrCat("no loop has completed: ", last_error_);
+    return false;
+  }
+  if (now - published_ok_ > limit) {
+    *why = StrCat("the last successful loop was ", (now - published_ok_).count(), " s ago",
+                  last_error_.empty() ? "" : StrCat(" (last error: ", last_error_, ")"));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tide::controller

@@ -1,0 +1,112 @@
+// Controller: `tide run`. Each loop it observes Slurm and the provider,
+// reconciles the state store, builds the snapshot, calls the same
+// Autoscaler::RunOnce the simulator calls, and hands the plan to the
+// Actuator. A failed or unparseable observation stops the loop before any
+// decision: nothing is done on stale or missing information, and the error
+// is in the log, in /status and in tide_loop_errors_total.
+#ifndef TIDE_CONTROLLER_CONTROLLER_H_
+#define TIDE_CONTROLLER_CONTROLLER_H_
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "autoscale/autoscaler.h"
+#include "backends/backend.h"
+#include "config/config.h"
+#include "controller/actuator.h"
+#include "controller/state_builder.h"
+#include "controller/store.h"
+#include "metrics/prometheus.h"
+#include "metrics/util_history.h"
+#include "providers/provider.h"
+
+namespace tide::controller {
+
+struct ControllerOptions {
+  bool dry_run = false;  // decide and print; change nothing, write no state
+  std::string fault;     // Actuator::set_fault (tests only; from $TIDE_FAULT)
+};
+
+// What one loop saw and did, for the log and /status.
+struct LoopReport {
+  Timestamp at{};
+  bool ok = false;
+  std::string error;  // why the loop stopped before deciding
+  int pending_jobs = 0;
+  int pending_gpus = 0;
+  autoscale::ScalingPlan plan;
+  ActStats acted;
+};
+
+class Controller {
+ public:
+  // Every pointer is borrowed and must outlive the controller. `prometheus`
+  // may be null (no utilisation data: idle-job reclaim then never fires).
+  Controller(const config::Config& config, std::vector<Slot> slots, autoscale::Autoscaler autoscaler,
+             backends::ClusterBackend* backend, providers::CloudProvider* provider, Store* store,
+             metrics::PrometheusSource* prometheus, ControllerOptions options, LogFn log);
+
+  // One pass at `now`. Never throws; errors are in the report.
+  LoopReport RunLoop(Timestamp now);
+
+  // For the HTTP server's threads: thread-safe copies of the last loop's
+  // view.
+  std::string MetricsText() const;
+  std::string StatusJson() const;
+  bool Healthy(Timestamp now, std::string* why) const;
+
+  // Requests from the HTTP API, applied by the loop's thread.
+  void Pause(bool paused) { paused_ = paused; }
+  bool paused() const { return paused_; }
+
+ private:
+  void Observe(Timestamp now, LoopReport* r, backends::Observation* obs, std::vector<providers::Instance>* instances,
+               std::vector<providers::Interruption>* interruptions);
+  void FeedMetrics(const backends::Observation& obs, Timestamp now);
+  void CountInterruptions(const backends::Observation& obs, Timestamp now);
+  void LogPlan(const autoscale::ScalingPlan& plan, const Built& built, Timestamp now);
+  void Publish(const LoopReport& r, const Built* built, Timestamp now);
+  void LoopError(LoopReport* r, const std::string& source, const Status& s);
+
+  const config::Config& config_;
+  std::vector<Slot> slots_;
+  autoscale::Autoscaler autoscaler_;
+  backends::ClusterBackend* backend_;
+  providers::CloudProvider* provider_;
+  Store* store_;
+  metrics::PrometheusSource* prometheus_;
+  metrics::UtilHistory history_;
+  ControllerOptions options_;
+  LogFn log_;
+  Memory memory_;
+  Actuator actuator_;
+  std::atomic<bool> paused_{false};
+  std::map<std::string, int64_t> errors_by_source_;
+  std::map<std::pair<std::string, std::string>, int64_t> decisions_;  // (kind, reason class) -> count
+  std::map<std::string, int64_t> acted_;                                // action -> count
+  std::set<std::string> last_plan_lines_;
+  std::set<std::string> skipped_logged_;
+  int64_t loops_ = 0;
+  Timestamp last_ok_ = kInfinitePast;
+
+  mutable std::mutex mu_;  // guards the published texts
+  std::string metrics_text_;
+  std::string status_json_;
+  Timestamp published_ok_ = kInfinitePast;
+  std::string last_error_;
+  std::deque<std::string> recent_errors_;
+};
+
+// A reason's class for the decisions metric: digits and durations folded so
+// that "3 pending jobs waited 30s" and "7 pending jobs waited 45s" count
+// together, cut at the first ':' or '(' and at 60 characters.
+std::string ReasonClass(std::string_view reason);
+
+}  // namespace tide::controller
+
+#endif  // TIDE_CONTROLLER_CONTROLLER_H_

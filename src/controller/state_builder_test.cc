@@ -1,0 +1,129 @@
+#include "controller/state_builder.h"
+
+#include "controller/fakes_test.h"
+#include "gtest/gtest.h"
+
+namespace tide::controller {
+namespace {
+
+using testing::SlurmJob;
+using testing::SlurmNode;
+const Timestamp kNow = FromUnixSeconds(1'800'000'200);
+
+TEST(MapSlots, GivesEachNodeAStableIdAndPool) {
+  auto cfg = testing::TwoPools();
+  auto slots = MapSlots(cfg);
+  ASSERT_TRUE(slots.ok()) << slots.status();
+  ASSERT_EQ(slots->size(), 4u);
+  EXPECT_EQ((*slots)[2].node, "gpu3");
+  EXPECT_EQ((*slots)[2].pool, 1);
+  EXPECT_EQ((*slots)[2].id, 3);
+}
+
+TEST(MapSlots, RejectsANodeInTwoPoolsAndTooFewNodes) {
+  auto cfg = testing::TwoPools();
+  cfg.live.slurm.pool_nodes[1].second = "gpu[2-3]";
+  auto s = MapSlots(cfg);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(Message(s.status())).find("'gpu2' is already in pool 'ondemand'"), std::string::npos);
+  cfg = testing::TwoPools();
+  cfg.live.slurm.pool_nodes[0].second = "gpu1";
+  s = MapSlots(cfg);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(Message(s.status())).find("max_nodes"), std::string::npos);
+  cfg.live.slurm.pool_nodes[0].second = "gpu[1-";
+  EXPECT_FALSE(MapSlots(cfg).ok());
+}
+
+struct World {
+  config::Config cfg = testing::TwoPools();
+  std::vector<Slot> slots = *MapSlots(cfg);
+  backends::Observation obs;
+  std::vector<providers::Instance> instances;
+  std::vector<providers::Interruption> notices;
+  Memory memory;
+  Built Build() { return BuildState(cfg, slots, obs, instances, notices, &memory, nullptr, kNow); }
+};
+
+TEST(BuildState, NodesFollowTheLifeCycle) {
+  World w;
+  w.obs.nodes = {SlurmNode("gpu1", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned"),
+                 SlurmNode("gpu2", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned"),
+                 SlurmNode("gpu3", "idle", {"CLOUD", "DRAIN"}, 0, "tide: not provisioned"),
+                 SlurmNode("gpu4", "mixed", {"CLOUD"}, 4)};
+  w.instances = {{"i-2", "gpu2", "ondemand", "k2", "pending", kNow - Seconds(10)},
+                 {"i-3", "gpu3", "spot", "k3", "running", kNow - Seconds(100)},
+                 {"i-4", "gpu4", "spot", "k4", "running", kNow - Seconds(500)}};
+  w.notices = {{"i-4", "gpu4", kNow + Seconds(30)}};
+  Built b = w.Build();
+  ASSERT_EQ(b.state.nodes.size(), 3u);  // gpu1 has no instance: a free slot, not a node
+  EXPECT_EQ(b.free_slots[0], std::vector<size_t>{0});
+  const auto& gpu2 = b.state.nodes[0];
+  EXPECT_EQ(gpu2.name, "gpu2");
+  EXPECT_EQ(gpu2.state, model::NodeState::kProvisioning);
+  EXPECT_EQ(gpu2.ready_at, kNow - Seconds(10) + Seconds(60));
+  // Joined but not yet opened: still provisioning, expected now.
+  EXPECT_EQ(b.state.nodes[1].state, model::NodeState::kProvisioning);
+  EXPECT_EQ(b.state.nodes[1].ready_at, kNow);
+  const auto& gpu4 = b.state.nodes[2];
+  EXPECT_EQ(gpu4.state, model::NodeState::kReady);
+  EXPECT_EQ(gpu4.free_gpus, 4);
+  EXPECT_EQ(gpu4.reclaim_at, kNow + Seconds(30));
+}
+
+TEST(BuildState, IdleTimersStartAtTheFirstIdleObservation) {
+  World w;
+  w.obs.nodes = {SlurmNode("gpu1", "idle", {"CLOUD"})};
+  w.instances = {{"i-1", "gpu1", "ondemand", "k1", "running", kNow - Seconds(300)}};
+  Built b = w.Build();
+  EXPECT_EQ(b.state.nodes[0].idle_since, kNow);
+  w.memory.idle_since["gpu1"] = kNow - Seconds(90);
+  b = w.Build();
+  EXPECT_EQ(b.state.nodes[0].idle_since, kNow - Seconds(90));
+  // A job on it (even before gres_used shows it) ends the idle time.
+  w.obs.jobs = {SlurmJob(5, "RUNNING", 8, {"gpu1"})};
+  b = w.Build();
+  EXPECT_EQ(b.state.nodes[0].idle_since, kInfiniteFuture);
+  EXPECT_FALSE(w.memory.idle_since.count("gpu1"));
+}
+
+TEST(BuildState, JobsBecomeDemandOnlyWhenTheyWaitForCapacity) {
+  World w;
+  w.obs.nodes = {SlurmNode("gpu1", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned")};
+  auto held = SlurmJob(2, "PENDING", 8);
+  held.state_reason = "JobHeldUser";
+  auto cpu = SlurmJob(3, "PENDING", 0);
+  auto other = SlurmJob(4, "PENDING", 8, {}, "cpu-only");
+  auto high = SlurmJob(5, "PENDING", 8, {}, "high");
+  high.partition = "gpu";
+  auto prot = SlurmJob(6, "PENDING", 2);
+  prot.comment = "final eval tide:protected";
+  auto gang = SlurmJob(7, "PENDING", 8);
+  gang.node_count = 3;
+  gang.gpus = 24;
+  w.obs.jobs = {SlurmJob(1, "PENDING", 4), held, cpu, other, high, prot, gang};
+  Built b = w.Build();
+  std::vector<int64_t> ids;
+  for (const auto& j : b.state.jobs) ids.push_back(j.id);
+  EXPECT_EQ(ids, (std::vector<int64_t>{1, 5, 6, 7}));
+  EXPECT_EQ(b.skipped.size(), 3u);
+  EXPECT_TRUE(b.state.jobs[2].spec.is_protected);
+  EXPECT_FALSE(b.state.jobs[0].spec.is_protected);
+  EXPECT_EQ(b.state.jobs[3].spec.workers, 3);
+  EXPECT_EQ(b.state.jobs[3].spec.gpus_per_worker, 8);
+}
+
+TEST(BuildState, ClassesComeFromPartitionRules) {
+  auto cfg = testing::TwoPools();
+  auto j = SlurmJob(1, "PENDING", 8, {}, "high");
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "high");
+  j.partition = "gpu";
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "normal");
+  cfg.cluster.priority_classes[2].protect = true;
+  cfg.live.slurm.classes.push_back({"", "scavenger", "low"});
+  j.qos = "scavenger";
+  EXPECT_TRUE(IsProtected(cfg, j));
+}
+
+}  // namespace
+}  // namespace tide::controller

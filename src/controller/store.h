@@ -1,0 +1,228 @@
+// The live controller's durable state: one SQLite file (state.db) that lets a
+// controller killed at any instant (kill -9, power loss) restart and carry on
+// without buying twice, leaking or forgetting an instance, or losing cost.
+//
+// The protocol the store supports:
+//   * Every side effect on the world is an action with an idempotency key.
+//     The controller calls BeginAction *before* it asks the provider or the
+//     workload manager to act, passing the same key to the provider. After a
+//     crash, PendingActions lists exactly the actions whose outcome is
+//     unknown; the controller asks the provider about each key and then
+//     commits or abandons it. A second BeginAction with the same key fails
+//     with AlreadyExists, so a retried decision can never start a second buy.
+//   * A create's outcome is recorded with CommitCreate, which marks the action
+//     done and stores the instance in one transaction: there is no instant at
+//     which the store says "done" without knowing the instance, or knows the
+//     instance while the action still looks pending.
+//   * An instance leaves the live set only through MarkInstanceDeleted, which
+//     closes its cost ledger entry in the same transaction, exactly once.
+//
+// Durability: WAL journal, synchronous=FULL (every commit is fsynced before
+// the call returns), foreign keys on, busy_timeout 5000 ms. Every write
+// method is one transaction: it happens entirely or not at all.
+//
+// Times are stored as unix seconds; an instance's `deleted` of
+// kInfiniteFuture is stored as NULL (live).
+//
+// Errors: SQLite failures come back as "<path>: <sqlite message> (in <what>)"
+// with code Unavailable for a locked/busy database or an I/O error (retry
+// later), FailedPrecondition for a file that is not a tide store, is corrupt,
+// or has a newer schema (an operator must act), NotFound if the file cannot
+// be opened, and Internal otherwise. Bad arguments are InvalidArgument and
+// name the record (action key, instance id).
+//
+// Thread-safety: none. A Store is used from one thread (the controller's
+// loop); callers that share one must serialise every call. One process should
+// own a state file at a time.
+#ifndef TIDE_CONTROLLER_STORE_H_
+#define TIDE_CONTROLLER_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace tide::controller {
+
+// One side effect on the world, keyed by its idempotency key.
+struct ActionRecord {
+  std::string key{};    // idempotency key, primary key; non-empty
+  std::string kind{};   // "create", "delete", "drain", "undrain", "power_down", "signal", "requeue", "cancel"
+  std::string node{};   // the node acted on ("" if none, e.g. a create before the node is named)
+  int64_t job = 0;      // the job acted on (0 if none)
+  std::string pool{};   // the node pool ("" if none)
+  std::string state{};  // "pending", "done", "failed", "abandoned"
+  Timestamp created{}, updated{};
+  std::string detail{};  // free text: the provider's reply, the error, the instance id
+};
+
+// One cloud instance tide bought (or adopted), live or gone.
+struct InstanceRecord {
+  std::string id{};    // the provider's instance id, primary key; non-empty
+  std::string node{};  // the workload manager's node name
+  std::string pool{};
+  std::string tier{};                   // model::TierName spelling: "reserved", "on-demand", "spot"
+  double price_per_hour = 0;            // currency units per hour, >= 0
+  std::string idempotency_key{};        // the create action's key ("" for an adopted instance)
+  Timestamp created{};                  // when billing started
+  Timestamp deleted = kInfiniteFuture;  // when billing stopped; kInfiniteFuture while live
+  std::string state{};                  // live: "booting", "ready", "releasing"; gone: "deleted", "lost"
+};
+
+// One entry of the decision log.
+struct DecisionRecord {
+  int64_t seq = 0;  // assigned by the store, increasing, never reused
+  Timestamp at{};
+  std::string kind{};
+  std::string reason{};
+  std::string detail{};
+  bool dry_run = false;
+};
+
+// Something that happened to a job because of tide.
+struct JobEvent {
+  int64_t job = 0;
+  std::string kind{};  // "signalled", "requeued", "cancelled", "interrupted"
+  Timestamp at{};
+  double lost_gpu_seconds = 0;  // work thrown away by this event, GPU-seconds, >= 0
+  std::string detail{};
+};
+
+// Money spent, by tier, in the instances' price units.
+struct CostByTier {
+  double reserved = 0, on_demand = 0, spot = 0;
+  double total() const { return reserved + on_demand + spot; }
+};
+
+class Store {
+ public:
+  // Opens (creating if absent) the store at `path` and its schema; ":memory:"
+  // gives a private in-memory store for tests. Returns FailedPrecondition
+  // naming the file if it is not a SQLite database, was written by a newer
+  // tide (schema_version above this build's), or cannot be put in WAL mode.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  ~Store();  // closes the file; nothing is lost if this never runs
+
+  // --- Actions ---------------------------------------------------------------
+
+  // Records `a` as pending (a.state is ignored; updated = a.created). Call it
+  // before acting. Returns AlreadyExists naming the key, and changes nothing,
+  // if an action with a.key exists in any state; InvalidArgument for an empty
+  // key or an unknown kind.
+  Status BeginAction(const ActionRecord& a);
+  // Moves pending action `key` to `state` ("done", "failed" or "abandoned")
+  // with `detail`, updated = now. Finishing again with the same state is a
+  // no-op; a different state is FailedPrecondition (an outcome is never
+  // rewritten). A create cannot be finished "done" here (FailedPrecondition):
+  // use CommitCreate so the instance is stored with it. NotFound if no such key.
+  Status FinishAction(const std::string& key, const std::string& state, const std::string& detail, Timestamp now);
+  // The action with `key`, or nullopt.
+  Result<std::optional<ActionRecord>> GetAction(const std::string& key);
+  // Every pending action, oldest first: after a restart, the ones to resolve.
+  Result<std::vector<ActionRecord>> PendingActions();
+  // The `limit` most recently created actions, newest first. limit >= 0.
+  Result<std::vector<ActionRecord>> RecentActions(int limit);
+
+  // --- Instances -------------------------------------------------------------
+
+  // Inserts or updates live instance r.id. r must be live (state booting,
+  // ready or releasing, deleted == kInfiniteFuture): leaving the live set is
+  // MarkInstanceDeleted's job. FailedPrecondition if r.id was already deleted
+  // (a gone instance is never revived); InvalidArgument for an empty id, an
+  // unknown tier or state, or a negative price. Two live instances may share
+  // a node name (the store never refuses to remember an instance).
+  Status PutInstance(const InstanceRecord& r);
+  // Sets instance `id` gone at `at` with `state` ("deleted" or "lost") and,
+  // in the same transaction, appends its ledger entry:
+  // price_per_hour * max(0, at - created) / 3600 s. If `id` is already gone
+  // this is a no-op (the first time and state stand; one ledger entry).
+  // NotFound if no such instance.
+  Status MarkInstanceDeleted(const std::string& id, Timestamp at, const std::string& state);
+  // Live instances (and gone ones too if include_deleted), oldest first.
+  Result<std::vector<InstanceRecord>> Instances(bool include_deleted);
+  // The live instance on `node` (the newest if there are several), or nullopt.
+  Result<std::optional<InstanceRecord>> InstanceByNode(const std::string& node);
+  // Records a successful create in one transaction: pending create action
+  // `action_key` becomes done (detail "instance <id>", updated = now) and
+  // live instance `r` is stored as by PutInstance. r.idempotency_key may be
+  // empty (it is set to action_key) or must equal action_key. Committing
+  // again with the same instance is a no-op. NotFound if no such action;
+  // FailedPrecondition if it is not a create, or is failed/abandoned, or is
+  // done with another instance.
+  Status CommitCreate(const std::string& action_key, const InstanceRecord& r, Timestamp now);
+
+  // --- Decision log, job events, counters, values ----------------------------
+
+  // Appends `d` in one transaction, in order; each record's seq is ignored
+  // and a new increasing one assigned.
+  Status AppendDecisions(const std::vector<DecisionRecord>& d);
+  // The `limit` newest decisions, newest (highest seq) first. limit >= 0.
+  Result<std::vector<DecisionRecord>> RecentDecisions(int limit);
+  // InvalidArgument for an unknown kind or a negative/non-finite lost work.
+  Status AddJobEvent(const JobEvent& e);
+  // Job `job`'s events, oldest first (by time, then insertion).
+  Result<std::vector<JobEvent>> JobEvents(int64_t job);
+  // Total lost_gpu_seconds over all job events (0 if none).
+  Result<double> LostGpuSeconds();
+  // How many job events have `kind`.
+  Result<int64_t> CountJobEvents(const std::string& kind);
+  // Adds `delta` (may be negative) to counter `name`, which starts at 0.
+  Status AddCounter(const std::string& name, int64_t delta);
+  // Counter `name`'s value; 0 if never added to.
+  Result<int64_t> Counter(const std::string& name);
+  // A small durable key/value map for the controller's own bookmarks.
+  Status SetValue(const std::string& key, const std::string& value);
+  Result<std::optional<std::string>> GetValue(const std::string& key);
+
+  // --- Cost ------------------------------------------------------------------
+
+  // Closed ledger entries plus every live instance's price from created to
+  // `now` (nothing for one created after `now`), by tier.
+  Result<CostByTier> Cost(Timestamp now);
+
+  // The schema version this build writes and reads.
+  static constexpr int64_t kSchemaVersion = 1;
+
+ private:
+  class Statement;    // a cached prepared statement in use; store.cc
+  class Transaction;  // BEGIN IMMEDIATE ... COMMIT, rolled back unless committed
+  struct CachedStatement {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+
+  Store(sqlite3* db, std::string path);
+
+  // The one way SQL runs: prepares `sql` once (then reuses it), labelled
+  // `what` in errors.
+  Result<Statement> Prepare(const char* sql, std::string_view what);
+  // Runs a multi-statement DDL script (schema creation only).
+  Status ExecScript(const char* sql, std::string_view what);
+  // "<path>: <sqlite message> (in <what>)" with a code chosen from `rc`.
+  Status SqliteError(int rc, std::string_view what) const;
+  Status Configure();
+  Status Migrate();
+  // The upsert behind PutInstance and CommitCreate; joins the caller's
+  // transaction if one is open. `r` has been validated.
+  Status PutInstanceRow(const InstanceRecord& r, std::string_view what);
+
+  sqlite3* db_;
+  std::string path_;
+  std::unordered_map<std::string, CachedStatement> statements_;
+};
+
+}  // namespace tide::controller
+
+#endif  // TIDE_CONTROLLER_STORE_H_

@@ -1,0 +1,70 @@
+// CloudProvider: where tide buys and returns nodes. In cluster-autoscaler's
+// vocabulary this is the cloud provider with its node groups; here a pool
+// (model::NodePool) is the node group, and every instance carries the name
+// of the Slurm node it becomes.
+//
+// Implementations: local/ (each instance is a real slurmd on this machine),
+// exec/ (user-configured commands for a cloud's CLI).
+#ifndef TIDE_PROVIDERS_PROVIDER_H_
+#define TIDE_PROVIDERS_PROVIDER_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+
+namespace tide::providers {
+
+// One node tide asked for.
+struct CreateRequest {
+  std::string pool;           // tide pool name
+  std::string node;           // the Slurm node name it must register as
+  std::string instance_type;  // InstanceType::name
+  std::string tier;           // "reserved", "on-demand", "spot"
+  std::string region;
+  // Unique per create decision. A second Create with the same key returns
+  // the instance of the first and buys nothing (the call is idempotent).
+  std::string idempotency_key;
+  Duration boot_delay{};  // local provider only: how long its "boot" takes
+};
+
+struct Instance {
+  std::string id;    // the provider's id
+  std::string node;  // the Slurm node name
+  std::string pool;
+  std::string idempotency_key;
+  std::string state;  // "pending" (booting), "running", "terminating"
+  Timestamp created{};
+};
+
+// A spot reclamation announced by the provider: the instance goes at `at`.
+struct Interruption {
+  std::string instance_id;
+  std::string node;
+  Timestamp at{};
+};
+
+// Contract for every implementation:
+// - Calls may fail with Unavailable (provider unreachable, a garbage reply).
+//   The caller must then take no destructive action on that information.
+// - Create is idempotent on `idempotency_key`; Delete on the instance id
+//   (deleting an instance that is already gone is OK).
+// - List returns every instance the provider holds for tide, including ones
+//   being created, so that after a crash tide can find what it bought.
+// - Not thread-safe: the controller calls from one thread.
+class CloudProvider {
+ public:
+  virtual ~CloudProvider() = default;
+  virtual std::string Name() const = 0;  // "local", "exec"
+  virtual Result<Instance> Create(const CreateRequest& request, Timestamp now) = 0;
+  virtual Status Delete(const std::string& instance_id, const std::string& idempotency_key,
+                        Timestamp now) = 0;
+  virtual Result<std::vector<Instance>> List(Timestamp now) = 0;
+  // Reclamation notices in force (announced and not yet past).
+  virtual Result<std::vector<Interruption>> Interruptions(Timestamp now) = 0;
+};
+
+}  // namespace tide::providers
+
+#endif  // TIDE_PROVIDERS_PROVIDER_H_

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Scale-up and release: six GPU jobs (more than the pending threshold of 3)
+# on an empty elastic partition get tide's create requests within one loop;
+# the jobs run on the nodes tide bought; the idle nodes are released after
+# idle_release_after (15 s here) and powered down; the ledger is closed.
+. "$(dirname "$0")/lib.sh"
+lab_init scale-up "${PORT_BASE:-17100}"
+write_tide_config
+lab_start
+tide_start
+jobscript work 12
+t_submit=$(date +%s.%N)
+for i in 1 2 3 4 5 6; do sbatch -p gpu --gres=gpu:2 -o /dev/null "$LAB/jobs/work.sh" >/dev/null; done
+if wait_for 10 'grep -q "bought node" "$LAB/log/tide.log"'; then
+  t_req=$(date +%s.%N)
+  ok "create request $(printf '%.1f' "$(echo "$t_req - $t_submit" | bc)") s after sbatch (tide's loop: 2 s)"
+  note "$(grep -m1 'bought node' "$LAB/log/tide.log")"
+else
+  bad "no create request within 10 s of sbatch"
+fi
+# 6 jobs x 2 GPUs = 12 GPUs: two 8-GPU nodes, from the spot pool first (priority 10).
+wait_for 10 '[ "$(ls "$LAB/provider/instances" 2>/dev/null | wc -l)" -ge 1 ]' && ok "the local provider holds $(ls "$LAB/provider/instances" | wc -l) instance(s)" || bad "no instance at the provider"
+if wait_for 60 '[ "$(squeue -h -t R | wc -l)" -ge 1 ]'; then
+  ok "jobs run on bought capacity $(printf '%.1f' "$(echo "$(date +%s.%N) - $t_submit" | bc)") s after sbatch: $(squeue -h -t R -o %N | sort -u | tr '\n' ' ')"
+else
+  bad "no job started; squeue: $(squeue -h -o '%i %T %r' | tr '\n' ';')"
+fi
+wait_for 120 '[ "$(squeue -h | wc -l)" = 0 ]' && ok "all six jobs completed" || bad "jobs left: $(squeue -h -o '%i %T %r' | tr '\n' ';')"
+bought=$(grep -c "bought node" "$LAB/log/tide.log" || true)
+[ "$bought" -le 2 ] && ok "bought $bought nodes for 12 GPUs (no duplicate buys)" || bad "bought $bought nodes for 12 GPUs"
+if wait_for 60 'grep -q "released node" "$LAB/log/tide.log" && [ "$(ls "$LAB/provider/instances" 2>/dev/null | wc -l)" = 0 ]'; then
+  ok "idle nodes released after the idle time: $(grep -c 'released node' "$LAB/log/tide.log") released, no instance left"
+else
+  bad "idle nodes not released; instances: $(ls "$LAB/provider/instances" 2>/dev/null | tr '\n' ' ')"
+fi
+wait_for 30 '[ "$(sinfo -h -N -p gpu -o %T | sort -u | tr -d "\n")" = "drained~" ]' && ok "every node powered down and drained again" || bad "nodes: $(sinfo -h -N -p gpu -o '%N=%T' | tr '\n' ' ')"
+cost=$(curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | grep '^tide_cost_total' | awk '{s+=$2} END {print s+0}')
+[ "$(echo "$cost > 0" | bc)" = 1 ] && ok "cost recorded: $cost USD" || bad "no cost in /metrics"
+tide_stop
+ok "tide stopped on SIGTERM"
