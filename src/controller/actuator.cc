@@ -31,7 +31,9 @@ bool RunsSomething(const backends::Observation& obs, const std::string& node) {
     return true;
   }
   for (const auto& j : obs.jobs) {
-    if (j.state == "PENDING") continue;
+    if (j.state != "RUNNING" && j.state != "CONFIGURING" && j.state != "COMPLETING" && j.state != "SUSPENDED") {
+      continue;  // pending, or finished (squeue lists finished jobs for MinJobAge)
+    }
     if (std::find(j.nodes.begin(), j.nodes.end(), node) != j.nodes.end()) return true;
   }
   return false;
@@ -178,7 +180,7 @@ void Actuator::Advance(const backends::Observation& obs, const std::vector<provi
     if (on == nullptr) continue;
     auto it = inst_of.find(slot.node);
     const providers::Instance* inst = it == inst_of.end() ? nullptr : it->second;
-    if (inst != nullptr && on->Responding() && on->Drained() && on->reason.rfind(kReasonNotProvisioned, 0) == 0) {
+    if (inst != nullptr && on->Responding() && AwaitsOpening(*on)) {
       // Joined: open it for jobs.
       Status s = backend_->Undrain(slot.node);
       if (!s.ok()) {

@@ -168,9 +168,17 @@ TEST(Actuator, StopsJobsWithASignalThenRequeuesAfterTheGrace) {
 TEST(Actuator, ProvisionedNodesAreOpenedOnceTheyJoin) {
   Rig r;
   r.act.Apply({{ScaleUp(0, 1)}}, r.Build(), r.backend.obs, kNow, &r.stats);
-  r.backend.obs.nodes[0] = SlurmNode("gpu1", "idle", {"CLOUD", "DRAIN"}, 0, "tide: not provisioned");
+  // slurmd's registration with -b clears the reason and keeps the drain.
+  r.backend.obs.nodes[0] = SlurmNode("gpu1", "idle", {"CLOUD", "DRAIN"}, 0, "");
+  EXPECT_EQ(r.Build().state.nodes[0].state, model::NodeState::kProvisioning);
   r.act.Advance(r.backend.obs, r.provider.instances, r.Build(), kNow + Seconds(60), &r.stats);
   EXPECT_EQ(r.backend.Actions(), std::vector<std::string>{"undrain gpu1"});
+  r.backend.obs.nodes[0] = SlurmNode("gpu1", "idle", {"CLOUD"});
+  // An admin's drain, with their own reason, is left alone.
+  r.backend.obs.nodes[1] = SlurmNode("gpu2", "idle", {"CLOUD", "DRAIN"}, 0, "bad DIMM");
+  r.provider.instances.push_back({"i-gpu2", "gpu2", "ondemand", "k2", "running", kNow});
+  r.act.Advance(r.backend.obs, r.provider.instances, r.Build(), kNow + Seconds(70), &r.stats);
+  EXPECT_EQ(r.backend.Actions().size(), 1u);
   EXPECT_EQ((*r.store->InstanceByNode("gpu1"))->state, "ready");
 }
 

@@ -9,6 +9,10 @@ namespace tide::controller {
 
 bool IsTideReason(std::string_view reason) { return reason.rfind("tide:", 0) == 0; }
 
+bool AwaitsOpening(const backends::ObservedNode& n) {
+  return n.Drained() && (n.reason.empty() || n.reason.rfind(kReasonNotProvisioned, 0) == 0);
+}
+
 Result<std::vector<Slot>> MapSlots(const config::Config& config) {
   std::vector<Slot> slots;
   std::map<std::string, std::string> owner;
@@ -123,8 +127,7 @@ Built BuildState(const config::Config& config, const std::vector<Slot>& slots, c
     n.created = inst != nullptr ? inst->created : now;
     if (auto it = notice.find(slot.node); it != notice.end()) n.reclaim_at = it->second;
     const bool drained = on != nullptr && on->Drained();
-    const bool by_tide = drained && IsTideReason(on->reason);
-    if (!answers || (by_tide && on->reason.rfind(kReasonNotProvisioned, 0) == 0)) {
+    if (!answers || (inst != nullptr && AwaitsOpening(*on))) {
       n.state = model::NodeState::kProvisioning;
       // Expected to join one boot delay after it was bought; overdue boots
       // are expected a little later, never in the past.

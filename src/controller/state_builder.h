@@ -31,6 +31,10 @@ inline constexpr std::string_view kReasonNotProvisioned = "tide: not provisioned
 inline constexpr std::string_view kReasonReleasing = "tide: releasing";
 inline constexpr std::string_view kReasonReclaim = "tide: spot reclaim notice";
 bool IsTideReason(std::string_view reason);
+// A node tide bought that has joined but is not open yet: drained with
+// tide's "not provisioned" reason, or with none (slurmd's registration with
+// -b clears the reason and keeps the drain).
+bool AwaitsOpening(const backends::ObservedNode& n);
 
 // One Slurm node that belongs to a pool.
 struct Slot {
