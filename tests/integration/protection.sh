@@ -6,7 +6,9 @@
 lab_init protection "${PORT_BASE:-17400}"
 write_tide_config "    pending_grace: 3s
     preemption: {enabled: true, after: 5s}"
-sed -i 's/max_nodes: 2, boot_delay/max_nodes: 1, boot_delay/g' "$LAB/tide.yaml"
+# Two on-demand nodes and no spot: the low-priority jobs hold all capacity a
+# high-priority job may use.
+sed -i '/name: spot/s/max_nodes: 2/max_nodes: 0/' "$LAB/tide.yaml"
 sed -i 's/classes: \[{partition: high, class: high}\]/classes: [{partition: high, class: high}, {partition: gpu, class: low}]/' "$LAB/tide.yaml"
 lab_start
 tide_start

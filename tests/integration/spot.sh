@@ -5,11 +5,14 @@
 . "$(dirname "$0")/lib.sh"
 lab_init spot "${PORT_BASE:-17300}"
 write_tide_config "    pending_grace: 3s"
+# Jobs of partition gpu are low priority and preemptible: they may run on spot.
+sed -i 's/classes: \[{partition: high, class: high}\]/classes: [{partition: high, class: high}, {partition: gpu, class: low}]/' "$LAB/tide.yaml"
 lab_start
 tide_start
 jobscript train 40
 J=$(sbatch --parsable -p gpu --gres=gpu:8 --requeue -o /dev/null "$LAB/jobs/train.sh")
 wait_for 60 '[ "$(jstate $J)" = RUNNING ]' && ok "job $J runs on $(squeue -h -j $J -o %N)" || { bad "job $J never ran: $(jstate $J)"; exit 1; }
+grep -q "bought node $(squeue -h -j $J -o %N) (pool spot" "$LAB/log/tide.log" && ok "its node is from the spot pool" || bad "not a spot node: $(grep -m1 'bought node' "$LAB/log/tide.log")"
 node=$(squeue -h -j "$J" -o %N)
 "$TIDE" local reclaim -c "$LAB/tide.yaml" "$node" --notice 20s >/dev/null && ok "reclaim of $node injected (notice 20 s)" || bad "reclaim injection failed"
 log="$LAB/jobs/train-$J.log"
