@@ -27,7 +27,8 @@ node=$(grep -m1 -o 'bought node [a-z0-9]*' "$LAB/log/tide.log" | awk '{print $3}
 touch "$LAB/etc/garbage-squeue"
 sleep 30
 grep -q "error: slurm:.*squeue" "$LAB/log/tide.log" && ok "garbage squeue reply logged: $(grep -m1 'error: slurm:' "$LAB/log/tide.log" | cut -c1-160)" || bad "no error logged for the garbage reply"
-curl -sf "http://127.0.0.1:$HTTP_PORT/status" | grep -q '"ok": false' && ok "/status shows the failing loop" || bad "/status: $(curl -sf http://127.0.0.1:$HTTP_PORT/status | head -c 300)"
+st=$(curl -sf "http://127.0.0.1:$HTTP_PORT/status")
+grep -q '"ok": false' <<<"$st" && grep -q 'not valid JSON' <<<"$st" && ok "/status shows the failing loop and its error" || bad "/status: $(head -c 300 <<<"$st")"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/healthz")
 [ "$code" = 503 ] && ok "/healthz answers 503 while Slurm's replies are garbage" || bad "/healthz answered $code"
 grep -q "released node\|draining node" "$LAB/log/tide.log" && bad "tide released a node on a garbage reply" || ok "no node drained or released on garbage (30 s > idle time)"
@@ -42,8 +43,16 @@ ctld=$(cat "$LAB/run/slurmctld.pid")
 kill -STOP "$ctld"
 sleep 25
 kill -CONT "$ctld"
-grep -q "error: slurm:.*\(timed out\|Unable to contact\|did not finish\|Unavailable\)" "$LAB/log/tide.log" && ok "unreachable Slurm logged: $(grep 'error: slurm:' "$LAB/log/tide.log" | grep -m1 -i 'time\|contact\|finish' | cut -c1-160)" || bad "no error for the unreachable slurmctld"
+grep -q "error: slurm:.*\(timed out\|Unable to contact\|did not finish\|reports errors\)" "$LAB/log/tide.log" && ok "unreachable Slurm logged: $(grep 'error: slurm:' "$LAB/log/tide.log" | grep -m1 -i "time\|contact\|finish\|reports errors" | cut -c1-160)" || bad "no error for the unreachable slurmctld"
 grep -q "released node\|draining node" "$LAB/log/tide.log" && bad "tide released a node while Slurm was unreachable" || ok "no release while Slurm was unreachable"
+# A garbage reply from the provider: a record it cannot read.
+echo '{"id": "local-x", "pid": "not a pid"' > "$LAB/provider/instances/zz-garbage.json"
+sleep 20
+grep -q "error: provider:" "$LAB/log/tide.log" && ok "garbage from the provider logged: $(grep -m1 'error: provider:' "$LAB/log/tide.log" | cut -c1-160)" || bad "no provider error logged"
+st=$(curl -sf "http://127.0.0.1:$HTTP_PORT/status")
+grep -q 'provider:' <<<"$st" && ok "/status shows the provider error" || bad "/status lacks the provider error"
+grep -q "released node\|draining node" "$LAB/log/tide.log" && bad "tide released a node on a garbage provider reply" || ok "no release on a garbage provider reply"
+rm -f "$LAB/provider/instances/zz-garbage.json"
 # Good inputs again: the idle node is released as usual.
 wait_for 60 'grep -q "released node $node" "$LAB/log/tide.log"' && ok "with good replies again, idle $node is released" || bad "$node not released after recovery"
 tide_stop

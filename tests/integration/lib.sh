@@ -24,6 +24,8 @@ note() { echo "[$(now)s] $*"; }
 
 # wait_for SECONDS 'shell condition': polls every 0.2 s.
 wait_for() {
+  local -
+  set +o pipefail
   local end=$(( $(date +%s) + $1 ))
   while [ "$(date +%s)" -le "$end" ]; do
     if eval "$2" >/dev/null 2>&1; then return 0; fi
@@ -138,6 +140,8 @@ alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/n
 # provider started (its pid file), or anything whose command line or
 # environment is a job of this lab's Slurm.
 lab_pids() {
+  local -
+  set +o pipefail  # grep -q may close the pipe early; that is a match, not a failure
   local pids=""
   [ -f "$PIDS_FILE" ] && pids=$(cut -d' ' -f1 "$PIDS_FILE")
   for f in "$LAB"/run/slurmd-*.pid; do [ -s "$f" ] && pids="$pids $(cat "$f")"; done
