@@ -8,6 +8,7 @@
 
 #include "backends/slurm/slurm.h"
 #include "core/process.h"
+#include "testutil/fake_runner.h"
 #include "core/status.h"
 #include "core/strings.h"
 #include "gmock/gmock.h"
@@ -32,39 +33,7 @@ std::string Fixture(std::string_view name) {
   return ss.str();
 }
 
-// Records every command and answers from a script; with the script used up
-// it answers exit 0 and no output.
-class FakeRunner final : public CommandRunner {
- public:
-  struct Call {
-    std::vector<std::string> argv;
-    std::string input;
-    Duration timeout;
-  };
-
-  Result<CommandResult> Run(const std::vector<std::string>& argv, const std::string& input,
-                            Duration timeout) override {
-    calls.push_back({argv, input, timeout});
-    if (replies.empty()) return CommandResult{};
-    Result<CommandResult> r = std::move(replies.front());
-    replies.pop_front();
-    return r;
-  }
-
-  void Reply(int exit_code, std::string out, std::string err = "") {
-    replies.push_back(CommandResult{exit_code, std::move(out), std::move(err)});
-  }
-  void Fail(Status s) { replies.push_back(std::move(s)); }
-
-  std::vector<std::vector<std::string>> Argvs() const {
-    std::vector<std::vector<std::string>> out;
-    for (const auto& c : calls) out.push_back(c.argv);
-    return out;
-  }
-
-  std::vector<Call> calls;
-  std::deque<Result<CommandResult>> replies;
-};
+using testing::FakeRunner;
 
 // ---- Actions
 
