@@ -332,6 +332,28 @@ TEST_P(BadConfigTest, ErrorNamesFileLineColumnAndField) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadConfigTest,
     ::testing::Values(
+        BadConfigCase{"LiveUnknownPool",
+                      "pools:\n" GOOD_POOL "live:\n  slurm:\n    pools: {gpux: \"n[1-4]\"}\n", "bad.yaml:5:19: ",
+                      "live.slurm.pools.gpux: no pool named 'gpux' (pools: gpu)"},
+        BadConfigCase{"LivePoolWithoutNodes",
+                      "pools:\n" GOOD_POOL "  - {name: b, instance_type: {gpus: 8}, price_per_hour: 1}\n"
+                      "live:\n  slurm:\n    pools: {gpu: \"n[1-4]\"}\n",
+                      "bad.yaml:6:12: ", "pool 'b' has no Slurm nodes"},
+        BadConfigCase{"LiveNoSlurm", "pools:\n" GOOD_POOL "live:\n  state: s.db\n", "bad.yaml:4:3: ",
+                      "`live:` needs a `slurm:` section"},
+        BadConfigCase{"LiveBadProvider",
+                      "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}}\n  provider: {kind: aws}\n",
+                      "bad.yaml:5:20: ", "unknown provider 'aws'; expected local or exec"},
+        BadConfigCase{"LiveExecWithoutList",
+                      "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}}\n"
+                      "  provider: {kind: exec, create: [a], delete: [b]}\n",
+                      "bad.yaml:5:13: ", "the exec provider needs a `list` command"},
+        BadConfigCase{"LiveBadSignal",
+                      "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}, checkpoint_signal: KILL}\n",
+                      "bad.yaml:4:48: ", "'KILL' is not a signal tide sends"},
+        BadConfigCase{"LiveUnknownClass",
+                      "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}, classes: [{partition: p, class: vip}]}\n",
+                      "bad.yaml:4:", "no priority class named 'vip'"},
         BadConfigCase{"YamlSyntaxError", "pools:\n  - name: gpu\n    price_per_hour: [1, 2\n", "bad.yaml:4:",
                       "YAML syntax error: end of sequence flow not found"},
         BadConfigCase{"YamlBadIndentation", "pools:\n  - name: gpu\n     price_per_hour: 1\n", "bad.yaml:3:",
