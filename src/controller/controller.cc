@@ -328,6 +328,15 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
   st["loops"] = loops_;
   st["last_loop"] = {{"at", FormatTimestamp(r.at)}, {"ok", r.ok}, {"error", r.error}};
   st["last_successful_loop"] = last_ok_ == kInfinitePast ? "" : FormatTimestamp(last_ok_);
+  // A failed loop shows the last view it had, marked as such.
+  if (built != nullptr) {
+    last_pools_ = pools.dump();
+    last_nodes_ = nodes.dump();
+  } else if (!last_pools_.empty()) {
+    pools = nlohmann::json::parse(last_pools_);
+    nodes = nlohmann::json::parse(last_nodes_);
+    st["view_from"] = last_ok_ == kInfinitePast ? "" : FormatTimestamp(last_ok_);
+  }
   st["pools"] = pools;
   st["nodes"] = nodes;
   st["pending_jobs"] = r.pending_jobs;

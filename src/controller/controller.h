@@ -92,6 +92,7 @@ class Controller {
   std::set<std::string> last_plan_lines_;
   std::set<std::string> skipped_logged_;
   int64_t loops_ = 0;
+  std::string last_pools_, last_nodes_;  // the last good loop's view, as JSON
   Timestamp last_ok_ = kInfinitePast;
 
   mutable std::mutex mu_;  // guards the published texts
