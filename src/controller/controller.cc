@@ -389,7 +389,7 @@ std::string Controller::StatusJson() const {
 
 bool Controller::Healthy(Timestamp now, std::string* why) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const Duration limit = std::max(config_.live.loop_interval * 3, Seconds(30));
+  const Duration limit = std::max(config_.live.loop_interval * 3, Seconds(10));
   if (published_ok_ == kInfinitePast) {
     *why = last_error_.empty() ? "no loop has completed yet" : StrCat("no loop has completed: ", last_error_);
     return false;
