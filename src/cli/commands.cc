@@ -8,6 +8,7 @@
 #include "autoscale/policy.h"
 #include "bound/bound.h"
 #include "config/config.h"
+#include "controller/state_builder.h"
 #include "report/report.h"
 #include "sched/eligibility.h"
 #include "sim/compare.h"
@@ -280,6 +281,11 @@ int TraceStats(const StatsArgs& args) {
 int Validate(const std::string& path) {
   auto cfg = config::LoadConfig(path);
   if (!cfg.ok()) return Fail(cfg.status());
+  // What `tide run` would manage: the host lists must expand and cover every
+  // pool's max_nodes.
+  Result<std::vector<controller::Slot>> slots = std::vector<controller::Slot>{};
+  if (cfg->live.present) slots = controller::MapSlots(*cfg);
+  if (!slots.ok()) return Fail(slots.status());
   std::cout << path << ": OK\n";
   for (const auto& p : cfg->cluster.pools) {
     std::cout << fmt::format("  pool {:<20} {:<9} {:>2} x {:<10} {:<12} {:>8.2f} {}/h  nodes {}..{}  boot {}\n", p.name,
@@ -291,6 +297,12 @@ int Validate(const std::string& path) {
     if (!made.ok()) return Fail(made.status());
   }
   std::cout << "  policies compared by default: " << StrJoin(cfg->policies.compare, ", ") << "\n";
+  if (cfg->live.present) {
+    const auto& live = cfg->live;
+    std::cout << fmt::format("  live: {} Slurm nodes in {} pools, provider {}, loop every {}, state {}\n",
+                             slots->size(), live.slurm.pool_nodes.size(), live.provider.kind,
+                             FormatDuration(live.loop_interval), live.state);
+  }
   return kOk;
 }
 
