@@ -13,6 +13,7 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "backends/slurm/fixture_test.h"
 
 namespace tide::backends {
 namespace {
@@ -24,14 +25,7 @@ using ::testing::Not;
 
 std::string Msg(const Status& s) { return std::string(Message(s)); }
 
-std::string Fixture(std::string_view name) {
-  const std::string path = StrCat(TIDE_SOURCE_DIR, "/src/backends/slurm/testdata/", name);
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::Fixture;
 
 using testing::FakeRunner;
 

@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "backends/slurm/fixture_test.h"
 
 namespace tide::backends {
 namespace {
@@ -21,16 +22,7 @@ using ::testing::IsEmpty;
 
 std::string Msg(const Status& s) { return std::string(Message(s)); }
 
-// A fixture captured from the Slurm 22.05.8 lab (squeue_lab.json adds
-// edited pending and multi-node jobs to the real running one).
-std::string Fixture(std::string_view name) {
-  const std::string path = StrCat(TIDE_SOURCE_DIR, "/src/backends/slurm/testdata/", name);
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::Fixture;
 
 // ---- ExpandHostlist
 
