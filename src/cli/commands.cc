@@ -4,11 +4,16 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
+
+#include "date/tz.h"
 
 #include "autoscale/policy.h"
+#include "cli/progress.h"
 #include "bound/bound.h"
 #include "config/config.h"
 #include "controller/state_builder.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "sched/eligibility.h"
 #include "sim/compare.h"
@@ -49,6 +54,16 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
 }
 
 int ReportFailure(const Status& s) { return Fail(s); }
+
+Status CheckTimeZone(const std::string& name) {
+  try {
+    (void)date::locate_zone(name);
+  } catch (const std::exception&) {
+    return absl::InvalidArgumentError(
+        StrCat("--time-zone: unknown time zone '", name, "'; use an IANA name like Asia/Shanghai or UTC"));
+  }
+  return OkStatus();
+}
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -132,12 +147,26 @@ int Simulate(const SimulateArgs& args) {
   auto policies = autoscale::MakePolicies(list, cfg->policies, cfg->cluster, summary->demand);
   if (!policies.ok()) return Fail(policies.status());
 
+  const std::string time_zone = args.time_zone.empty() ? cfg->DisplayTimeZone() : args.time_zone;
+  if (auto z = CheckTimeZone(time_zone); !z.ok()) return Fail(z);
+
   sim::CompareOptions copts;
   copts.sim.seed = args.seed.value_or(cfg->simulation.seed);
   copts.sim.record_decisions = !args.decision_log.empty();
+  copts.sim.record_timeline = !args.html_out.empty();
   copts.sim.world = cfg->simulation.world;
   copts.threads = args.threads;
-  auto outputs = sim::RunComparison(cfg->cluster, *policies, open, copts);
+  std::vector<sim::SimProgress> progress(policies->size());
+  copts.progress = progress.data();
+  Result<std::vector<sim::SimOutput>> outputs = absl::UnknownError("not run");
+  {
+    const ProgressMode mode = args.progress == "always"  ? ProgressMode::kAlways
+                              : args.progress == "never" ? ProgressMode::kNever
+                                                         : ProgressMode::kAuto;
+    std::optional<ProgressDisplay> display;
+    if (!args.quiet && ProgressWanted(mode)) display.emplace(&std::cerr, progress.data(), progress.size(), summary->jobs);
+    outputs = sim::RunComparison(cfg->cluster, *policies, open, copts);
+  }
   if (!outputs.ok()) return Fail(outputs.status());
 
   std::vector<sim::PolicyResult> results;
@@ -162,6 +191,22 @@ int Simulate(const SimulateArgs& args) {
   if (!args.quiet) std::cout << report::FormatTable(info, cfg->cluster, results);
   if (!args.json_out.empty()) {
     if (auto s = WriteFile(args.json_out, report::FormatJson(info, cfg->cluster, results)); !s.ok()) return Fail(s);
+  }
+  if (!args.html_out.empty()) {
+    report::ReportData data;
+    data.title = StrCat("tide simulate: ", info.trace);
+    data.meta = {StrCat("config ", info.config), StrCat("seed ", info.seed),
+                 StrCat(report::Money(static_cast<double>(info.jobs)), " jobs"),
+                 StrCat(report::Money(info.gpu_hours), " GPU-hours"),
+                 fmt::format("unqueued demand: peak {} GPUs, mean {:.0f}", info.peak_demand_gpus, info.mean_demand_gpus)};
+    data.time_zone = time_zone;
+    data.currency = cfg->cluster.currency;
+    data.summary_json = report::FormatJson(info, cfg->cluster, results);
+    for (const auto& c : cfg->cluster.priority_classes) data.classes.push_back(c.name);
+    for (const auto& o : *outputs) {
+      data.policies.push_back({o.result.name, o.result.description, o.timeline ? &*o.timeline : nullptr, o.wait_quantiles});
+    }
+    if (auto s = WriteFile(args.html_out, report::RenderHtml(report::ReportDataJson(data))); !s.ok()) return Fail(s);
   }
   if (!args.decision_log.empty()) {
     std::string text;

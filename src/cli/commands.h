@@ -24,6 +24,9 @@ struct SimulateArgs {
   int threads = 0;
   bool quiet = false;
   bool bound = false;  // also compare every cost with the offline lower bound
+  std::string html_out;   // write the HTML report here
+  std::string time_zone;  // the report's time axes (default: the configuration's)
+  std::string progress = "auto";  // auto (on a terminal), always, never
 };
 int Simulate(const SimulateArgs& args);
 
@@ -132,6 +135,8 @@ int ReportFailure(const absl::Status& s);
 // Writes `text` to `path`: NotFound if it cannot be opened, Unavailable if
 // the write fails.
 absl::Status WriteFile(const std::string& path, const std::string& text);
+// InvalidArgument naming --time-zone unless `name` is an IANA time zone.
+absl::Status CheckTimeZone(const std::string& name);
 
 }  // namespace tide::cli
 

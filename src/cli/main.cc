@@ -24,6 +24,12 @@ int main(int argc, char** argv) {
   simulate->add_option("--threads", sim.threads, "Policies simulated at once (default: one per core)");
   simulate->add_flag("--quiet,-q", sim.quiet, "Print nothing on success");
   simulate->add_flag("--bound", sim.bound, "Also show every policy's cost over the offline lower bound (tide bound)");
+  simulate->add_option("--html", sim.html_out, "Also write the HTML report (one self-contained file) here");
+  simulate->add_option("--time-zone", sim.time_zone,
+                       "Time zone of the report's time axes, an IANA name (default: the configuration's time_zone)");
+  simulate->add_option("--progress", sim.progress, "Progress on standard error: auto (on a terminal), always, never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 
   tide::cli::BoundArgs bound;
   auto* bound_cmd = app.add_subcommand(

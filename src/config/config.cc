@@ -326,15 +326,20 @@ Status ParsePool(const Field& f, const std::vector<model::InstanceType>& types, 
   return OkStatus();
 }
 
+// The IANA zone `name`, read from field `f`.
+Result<const date::time_zone*> Zone(const Field& f, const std::string& name) {
+  try {
+    return date::locate_zone(name);
+  } catch (const std::exception&) {
+    return f.Error(StrCat("unknown time zone '", name, "'; use an IANA name like Asia/Shanghai or UTC"));
+  }
+}
+
 Status ParseSchedule(const Field& f, const model::ClusterSpec& cluster, autoscale::ScheduleOptions* o) {
   TIDE_RETURN_IF_ERROR(f.OnlyKeys({"time_zone", "rules"}));
   if (auto tz = f.Get("time_zone")) {
     TIDE_ASSIGN_OR_RETURN(o->time_zone_name, tz->String());
-    try {
-      o->time_zone = date::locate_zone(o->time_zone_name);
-    } catch (const std::exception& e) {
-      return tz->Error(StrCat("unknown time zone '", o->time_zone_name, "'; use an IANA name like Asia/Shanghai or UTC"));
-    }
+    TIDE_ASSIGN_OR_RETURN(o->time_zone, Zone(*tz, o->time_zone_name));
   }
   auto rules = f.Get("rules");
   if (!rules) {
@@ -787,7 +792,8 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
   Field top(root, "", &c.source);
   if (!root.IsDefined() || root.IsNull()) return absl::InvalidArgumentError(StrCat(name, ": the file is empty"));
   TIDE_RETURN_IF_ERROR(top.OnlyKeys({"currency", "simulation", "jobs", "regions", "instance_types", "pools",
-                                     "priority_classes", "default_priority_class", "scheduler", "policies", "live"}));
+                                     "priority_classes", "default_priority_class", "scheduler", "policies", "live",
+                                     "time_zone"}));
   if (auto rs = top.Get("regions")) {
     if (!rs->IsSeq()) return rs->Error("expected a list of regions");
     for (size_t i = 0; i < rs->size(); ++i) {
@@ -804,6 +810,10 @@ Result<Config> Parse(const YAML::Node& root, const std::string& name) {
   }
   if (auto j = top.Get("jobs")) TIDE_RETURN_IF_ERROR(ParseJobDefaults(*j, &c.jobs));
   TIDE_RETURN_IF_ERROR(Opt(top, "currency", &c.cluster.currency, [](const Field& x) { return x.String(); }));
+  if (auto tz = top.Get("time_zone")) {
+    TIDE_ASSIGN_OR_RETURN(c.time_zone, tz->String());
+    TIDE_RETURN_IF_ERROR(Zone(*tz, c.time_zone).status());
+  }
 
   if (auto s = top.Get("simulation")) {
     TIDE_RETURN_IF_ERROR(s->OnlyKeys({"seed", "start", "gpus_per_worker_max", "swf_procs_per_gpu", "spot", "storage", "elastic"}));

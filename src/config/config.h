@@ -45,6 +45,14 @@ struct Config {
   SimulationSettings simulation;
   JobDefaults jobs;
   LiveSettings live;  // `tide run` only
+  // The time zone of the report's time axes and the live page (an IANA
+  // name); empty: policies.tide.schedule.time_zone if set, else UTC.
+  std::string time_zone;
+  // The zone to show times in, by that rule.
+  std::string DisplayTimeZone() const {
+    if (!time_zone.empty()) return time_zone;
+    return policies.tide.schedule.time_zone_name.empty() ? "UTC" : policies.tide.schedule.time_zone_name;
+  }
 };
 
 // Reads and validates a configuration file.

@@ -31,6 +31,7 @@ class Ledger {
 
   // Data transfer charged to the run of a job.
   void AddEgress(double amount) { egress_ += amount; }
+  double egress() const { return egress_; }
 
   // Everything billed in [from, until]: open intervals are billed up to
   // `until`, and nothing after `until` is billed.

@@ -20,6 +20,7 @@ Result<std::vector<SimOutput>> RunTasks(const std::vector<SimTask>& tasks, const
       Simulator sim(&tasks[i].spec, tasks[i].policy, tasks[i].options, reader->get());
       results[i] = sim.Run();
     }
+    if (tasks[i].options.progress) tasks[i].options.progress->finished.store(true, std::memory_order_relaxed);
     if (done) done(i);
   };
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -51,7 +52,10 @@ Result<std::vector<SimOutput>> RunComparison(const model::ClusterSpec& spec,
                                              const std::vector<autoscale::PolicyProfile>& policies,
                                              const TraceFactory& open_trace, const CompareOptions& options) {
   std::vector<SimTask> tasks;
-  for (const auto& p : policies) tasks.push_back({p.ApplyTo(spec), p, options.sim});
+  for (const auto& p : policies) {
+    tasks.push_back({p.ApplyTo(spec), p, options.sim});
+    if (options.progress) tasks.back().options.progress = &options.progress[tasks.size() - 1];
+  }
   return RunTasks(tasks, open_trace, options.threads);
 }
 

@@ -23,6 +23,8 @@ using TraceFactory = std::function<Result<std::unique_ptr<trace::TraceReader>>()
 struct CompareOptions {
   SimOptions sim;
   int threads = 0;  // 0: one per policy, at most the number of cores
+  // One per policy, in order (not owned); each simulator reports into its own.
+  SimProgress* progress = nullptr;
 };
 
 // Results in the order of `policies`. The first error wins.

@@ -1003,11 +1003,77 @@ void Simulator::ScheduleTick(Timestamp now) {
   }
 }
 
+void Simulator::RecordTimeline(Timestamp now) {
+  if (!timeline_) return;
+  const size_t classes = spec_->priority_classes.size();
+  constexpr size_t kFixed = std::size(kTimelineLevels);
+  levels_.assign(kFixed + classes, 0.0);
+  double demand = 0, running = 0, util = 0, pending = 0;
+  for (const Job& j : state_.jobs) {
+    if (j.state == JobState::kPending) {
+      demand += j.spec.GpuEquivalents();
+      ++pending;
+      if (j.spec.priority_class >= 0 && static_cast<size_t>(j.spec.priority_class) < classes) {
+        levels_[kFixed + static_cast<size_t>(j.spec.priority_class)] += 1;
+      }
+      continue;
+    }
+    const double held = j.spec.slice_units > 0 ? static_cast<double>(j.Workers()) * j.spec.slice_units / 7.0
+                                               : static_cast<double>(j.Workers()) * j.spec.gpus_per_worker;
+    demand += held;
+    running += held;
+    if (const auto u = metrics_.UtilAt(j.id, now)) util += *u * held;
+  }
+  for (const Node& n : state_.nodes) {  // every node is billed from request to release
+    const model::NodePool& pool = spec_->pools[n.pool];
+    const auto tier = static_cast<size_t>(pool.tier);
+    levels_[2 + tier] += n.gpus;
+    levels_[7 + tier] += pool.price_per_hour;
+  }
+  levels_[0] = demand;
+  levels_[1] = running;
+  levels_[5] = util;
+  levels_[6] = pending;
+  totals_ = {ledger_.egress(), static_cast<double>(result_.spot_interruptions), result_.lost_work_gpu_hours};
+  timeline_->Set(now, totals_);
+  timeline_at_ = now;
+}
+
+// Brings the timeline up to `now`: what was recorded last held until then.
+void Simulator::HoldTimeline(Timestamp now) {
+  if (!timeline_ || now <= timeline_at_) return;
+  timeline_->Hold(timeline_at_, now, levels_);
+  timeline_at_ = now;
+}
+
+void Simulator::UpdateProgress(Timestamp now) {
+  if (options_.progress == nullptr) return;
+  options_.progress->now.store(ToUnixSeconds(now), std::memory_order_relaxed);
+  options_.progress->jobs_read.store(next_job_id_ - 1, std::memory_order_relaxed);
+  options_.progress->jobs_done.store(result_.jobs_completed + result_.jobs_cancelled, std::memory_order_relaxed);
+  options_.progress->events.store(result_.events, std::memory_order_relaxed);
+}
+
 Result<SimOutput> Simulator::Run() {
   TIDE_RETURN_IF_ERROR(Init());
+  if (options_.record_timeline) {
+    std::vector<std::string> levels(std::begin(kTimelineLevels), std::end(kTimelineLevels));
+    for (const auto& c : spec_->priority_classes) levels.push_back(StrCat("pending_jobs/", c.name));
+    std::vector<std::pair<std::string, std::string>> integrals;
+    for (int t = 0; t < model::kNumTiers; ++t) {
+      const std::string tier(model::TierName(static_cast<model::Tier>(t)));
+      integrals.emplace_back(StrCat("cost_rate/", tier), StrCat("cost/", tier));
+    }
+    timeline_.emplace(t0_, options_.timeline_step, std::move(levels),
+                      std::vector<std::string>(std::begin(kTimelineTotals), std::end(kTimelineTotals)),
+                      options_.timeline_max_buckets, std::move(integrals));
+    timeline_at_ = t0_;
+    RecordTimeline(t0_);
+  }
   const bool event_driven = policy_.autoscaler.scan_interval.count() == 0;
   while (!queue_.empty()) {
     const Timestamp now = queue_.top().time;
+    HoldTimeline(now);
     bool changed = false, tick = false;
     while (!queue_.empty() && queue_.top().time == now) {
       const Event e = queue_.Pop();
@@ -1024,6 +1090,8 @@ Result<SimOutput> Simulator::Run() {
     }
     if (tick || (event_driven && (as_dirty_ || now >= wakeup_))) TIDE_RETURN_IF_ERROR(RunAutoscaler(now));
     if (observer_) observer_->AfterStep(state_, now);
+    RecordTimeline(now);
+    UpdateProgress(now);
     // The workload is over: nothing left to submit, queue or run. What a
     // live loop would do next (release idle nodes, keep a schedule, look
     // ahead) no longer changes the figures, which end at the last job.
@@ -1031,7 +1099,31 @@ Result<SimOutput> Simulator::Run() {
     ScheduleTick(now);
   }
   SimOutput out;
+  if (timeline_) {
+    // The percentiles before Finish reorders the waits.
+    auto quantiles = [](std::vector<int64_t> v) {
+      std::vector<int64_t> q;
+      if (v.empty()) return q;
+      std::sort(v.begin(), v.end());
+      for (int p = 0; p <= 100; ++p) {
+        const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+        q.push_back(v[rank == 0 ? 0 : rank - 1]);
+      }
+      return q;
+    };
+    out.wait_quantiles.emplace_back("all", quantiles(waits_));
+    for (size_t c = 0; c < spec_->priority_classes.size(); ++c) {
+      if (!waits_by_class_[c].empty()) {
+        out.wait_quantiles.emplace_back(spec_->priority_classes[c].name, quantiles(waits_by_class_[c]));
+      }
+    }
+  }
   out.result = Finish();
+  if (timeline_) {
+    HoldTimeline(out.result.horizon);
+    out.timeline = timeline_->Finish(out.result.horizon);
+  }
+  UpdateProgress(out.result.horizon);
   out.decisions = std::move(decisions_);
   return out;
 }

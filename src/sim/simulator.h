@@ -22,6 +22,8 @@
 #ifndef TIDE_SIM_SIMULATOR_H_
 #define TIDE_SIM_SIMULATOR_H_
 
+#include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,6 +39,7 @@
 #include "core/status.h"
 #include "cost/ledger.h"
 #include "model/cluster.h"
+#include "model/timeline.h"
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
 #include "sim/result.h"
@@ -48,6 +51,24 @@
 
 namespace tide::sim {
 
+// How far a running simulation has got, for a progress display on another
+// thread. The simulator only stores into it (relaxed); it reads no clock.
+struct SimProgress {
+  std::atomic<int64_t> now{0};         // simulated time, unix seconds
+  std::atomic<int64_t> jobs_read{0};   // jobs submitted so far
+  std::atomic<int64_t> jobs_done{0};   // jobs completed or cancelled
+  std::atomic<int64_t> events{0};
+  std::atomic<bool> finished{false};
+};
+
+// Timeline series the simulator records (SimOptions::record_timeline);
+// docs/report.md lists them. "pending_jobs/<class>" follows for each class.
+inline constexpr const char* kTimelineLevels[] = {
+    "demand_gpus", "running_gpus", "capacity_gpus/reserved", "capacity_gpus/on-demand", "capacity_gpus/spot",
+    "util_gpus", "pending_jobs", "cost_rate/reserved", "cost_rate/on-demand", "cost_rate/spot"};
+// Totals set at each instant; "cost/<tier>" follow, the integrals of "cost_rate/<tier>".
+inline constexpr const char* kTimelineTotals[] = {"cost/egress", "spot_interruptions", "lost_work_gpu_hours"};
+
 struct SimOptions {
   uint64_t seed = 1;
   // Keep the decision log (scale-ups, releases, reports, job starts).
@@ -57,6 +78,12 @@ struct SimOptions {
   // and no timer is due. Slower; the results are the same (a test checks).
   bool every_tick = false;
   WorldOptions world;
+  // Record the timeline of the HTML report: buckets of `timeline_step`,
+  // doubling to stay within `timeline_max_buckets`.
+  bool record_timeline = false;
+  Duration timeline_step{60};
+  int64_t timeline_max_buckets = 2048;
+  SimProgress* progress = nullptr;  // not owned; may be shared by several simulators
 };
 
 // Hooks for tests that check invariants while a simulation runs.
@@ -77,6 +104,11 @@ class SimObserver {
 struct SimOutput {
   PolicyResult result;
   std::vector<std::string> decisions;  // when SimOptions::record_decisions
+  // When SimOptions::record_timeline: the timeline, and the wait
+  // distribution as the 0th..100th percentiles (101 values, seconds) of
+  // jobs that started, first over all jobs ("all"), then by class.
+  std::optional<model::Timeline> timeline;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> wait_quantiles;
 };
 
 class Simulator {
@@ -152,6 +184,10 @@ class Simulator {
   model::Job* FindJob(model::JobId id);
   void Log(Timestamp now, std::string_view kind, std::string_view text);
   PolicyResult Finish();
+  // The timeline's levels and totals as they stand after the instant `now`.
+  void RecordTimeline(Timestamp now);
+  void HoldTimeline(Timestamp now);
+  void UpdateProgress(Timestamp now);
 
   const model::ClusterSpec* spec_;
   autoscale::PolicyProfile policy_;
@@ -205,6 +241,11 @@ class Simulator {
   absl::flat_hash_set<std::pair<model::JobId, autoscale::ActionKind>> noted_;
   absl::flat_hash_set<model::JobId> unschedulable_;
   std::vector<std::string> decisions_;
+
+  // The timeline (SimOptions::record_timeline).
+  std::optional<model::TimelineRecorder> timeline_;
+  Timestamp timeline_at_{};
+  std::vector<double> levels_, totals_;
 };
 
 }  // namespace tide::sim
