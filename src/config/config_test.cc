@@ -305,6 +305,19 @@ TEST(ParseConfigTest, ScheduleRulesListReplacesAndEmptyListClears) {
   EXPECT_EQ(d.variants[1].second.schedule.rules[0].name, "evening");
 }
 
+TEST(ParseConfigTest, TimeZoneOfReportsDefaultsToTheSchedulesThenUtc) {
+  auto c = ParseConfig(kMinimal, "min.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->DisplayTimeZone(), "UTC");
+  c = ParseConfig(std::string(kMinimal) + "policies:\n  tide:\n    schedule: {time_zone: Asia/Shanghai}\n", "s.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->DisplayTimeZone(), "Asia/Shanghai");
+  c = ParseConfig(std::string("time_zone: Europe/Berlin\n") + kMinimal +
+                      "policies:\n  tide:\n    schedule: {time_zone: Asia/Shanghai}\n", "b.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->DisplayTimeZone(), "Europe/Berlin");
+}
+
 struct BadConfigCase {
   std::string name;
   std::string text;
@@ -332,6 +345,8 @@ TEST_P(BadConfigTest, ErrorNamesFileLineColumnAndField) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadConfigTest,
     ::testing::Values(
+        BadConfigCase{"UnknownTimeZone", "time_zone: Mars/Olympus\npools:\n" GOOD_POOL, "bad.yaml:1:12: ",
+                      "time_zone: unknown time zone 'Mars/Olympus'"},
         BadConfigCase{"LiveUnknownPool",
                       "pools:\n" GOOD_POOL "live:\n  slurm:\n    pools: {gpux: \"n[1-4]\"}\n", "bad.yaml:5:19: ",
                       "live.slurm.pools.gpux: no pool named 'gpux' (pools: gpu)"},

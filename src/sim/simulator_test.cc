@@ -27,7 +27,8 @@ class SimulatorTest : public ::testing::Test {
   model::ClusterSpec spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 36, 0, 10, /*boot=*/120)});
 
   SimOutput Simulate(const std::string& policy_name, std::vector<model::JobSpec> jobs,
-                     autoscale::PolicyDefaults defaults = {}, uint64_t seed = 1, bool every_tick = false) {
+                     autoscale::PolicyDefaults defaults = {}, uint64_t seed = 1, bool every_tick = false,
+                     bool timeline = false) {
     auto policy = autoscale::MakePolicy(policy_name, defaults, spec_, autoscale::DemandStats{16, 8});
     EXPECT_TRUE(policy.ok()) << policy.status();
     spec_for_run_ = policy->ApplyTo(spec_);
@@ -36,6 +37,7 @@ class SimulatorTest : public ::testing::Test {
     o.seed = seed;
     o.record_decisions = true;
     o.every_tick = every_tick;
+    o.record_timeline = timeline;
     Simulator sim(&spec_for_run_, *policy, o, &trace);
     auto out = sim.Run();
     EXPECT_TRUE(out.ok()) << out.status();
@@ -73,6 +75,46 @@ TEST_F(SimulatorTest, ElasticBuysOnTheScanAfterArrivalAndReleasesWhenIdle) {
   EXPECT_THAT(out.decisions[1], HasSubstr("00:02:10Z reactive start a (1x8 GPUs) on od-1:1: waited 2m5s"));
   EXPECT_THAT(out.decisions[2], HasSubstr("00:22:10Z reactive release od -1 [od-1]: 1 node idle for 10m"));
   EXPECT_THAT(out.decisions[3], HasSubstr("00:50:00Z reactive scale-up od +1"));
+}
+
+TEST_F(SimulatorTest, TimelineFollowsDemandCapacityAndCost) {
+  const std::vector<model::JobSpec> jobs = {JobSpecOf("a", 5, 8, 1, 600), JobSpecOf("b", 3000, 8, 1, 100)};
+  const SimOutput out = Simulate("reactive", jobs, {}, 1, false, /*timeline=*/true);
+  ASSERT_TRUE(out.timeline.has_value());
+  const model::Timeline& t = *out.timeline;
+  EXPECT_EQ(t.start, kT0);
+  EXPECT_EQ(t.step, Seconds(60));
+  EXPECT_EQ(t.buckets, 54);  // to the horizon at 3220 s
+  auto at = [&](const char* name, size_t bucket) {
+    const auto* s = t.Find(name);
+    EXPECT_NE(s, nullptr) << name;
+    return s && bucket < s->size() ? (*s)[bucket] : -1.0;
+  };
+  // a waits from 5 s; the node, bought at 10 s, joins at 130 s and runs it.
+  EXPECT_DOUBLE_EQ(at("demand_gpus", 0), 8.0 * 55 / 60);
+  EXPECT_DOUBLE_EQ(at("pending_jobs", 1), 1);
+  EXPECT_DOUBLE_EQ(at("pending_jobs/normal", 1), 1);
+  EXPECT_DOUBLE_EQ(at("capacity_gpus/on-demand", 0), 8.0 * 50 / 60);
+  EXPECT_DOUBLE_EQ(at("capacity_gpus/on-demand", 2), 8);
+  EXPECT_DOUBLE_EQ(at("running_gpus", 2), 8.0 * 50 / 60);
+  EXPECT_DOUBLE_EQ(at("demand_gpus", 5), 8);
+  EXPECT_DOUBLE_EQ(at("capacity_gpus/spot", 5), 0);
+  // Cost accrues at 36/h from the request; the last bucket ends at the bill.
+  EXPECT_NEAR(at("cost/on-demand", 0), 0.5, 1e-9);
+  EXPECT_NEAR(at("cost/on-demand", 53), out.result.cost.total, 1e-9);
+  EXPECT_DOUBLE_EQ(at("spot_interruptions", 53), 0);
+  // Waits: a 125 s, b 120 s.
+  ASSERT_FALSE(out.wait_quantiles.empty());
+  EXPECT_EQ(out.wait_quantiles[0].first, "all");
+  ASSERT_EQ(out.wait_quantiles[0].second.size(), 101u);
+  EXPECT_EQ(out.wait_quantiles[0].second[0], 120);
+  EXPECT_EQ(out.wait_quantiles[0].second[50], 120);
+  EXPECT_EQ(out.wait_quantiles[0].second[100], 125);
+  // Recording changes nothing else.
+  const SimOutput plain = Simulate("reactive", jobs);
+  EXPECT_EQ(plain.decisions, out.decisions);
+  EXPECT_EQ(plain.result.cost.total, out.result.cost.total);
+  EXPECT_FALSE(plain.timeline.has_value());
 }
 
 TEST_F(SimulatorTest, TideWaitsForItsThresholdOrGrace) {
