@@ -1,6 +1,9 @@
 #include "cli/commands.h"
 #include "core/strings.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -54,6 +57,22 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
 }
 
 int ReportFailure(const Status& s) { return Fail(s); }
+
+Status CheckWritable(const std::string& path) {
+  if (path.empty() || path == "-") return OkStatus();
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) return absl::NotFoundError(StrCat(path, ": cannot write: is a directory"));
+  const bool exists = std::filesystem::exists(p, ec);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  if (!exists && !std::filesystem::is_directory(dir, ec)) {
+    return absl::NotFoundError(StrCat(path, ": cannot write: no directory ", dir.string()));
+  }
+  if (access(exists ? path.c_str() : dir.c_str(), W_OK) != 0) {
+    return absl::NotFoundError(StrCat(path, ": cannot write: permission denied"));
+  }
+  return OkStatus();
+}
 
 Status CheckTimeZone(const std::string& name) {
   try {
@@ -149,6 +168,10 @@ int Simulate(const SimulateArgs& args) {
 
   const std::string time_zone = args.time_zone.empty() ? cfg->DisplayTimeZone() : args.time_zone;
   if (auto z = CheckTimeZone(time_zone); !z.ok()) return Fail(z);
+  // Outputs are checked before a long run, not after it.
+  for (const std::string* out : {&args.json_out, &args.html_out, &args.decision_log}) {
+    if (auto w = CheckWritable(*out); !w.ok()) return Fail(w);
+  }
 
   sim::CompareOptions copts;
   copts.sim.seed = args.seed.value_or(cfg->simulation.seed);

@@ -135,6 +135,9 @@ int ReportFailure(const absl::Status& s);
 // Writes `text` to `path`: NotFound if it cannot be opened, Unavailable if
 // the write fails.
 absl::Status WriteFile(const std::string& path, const std::string& text);
+// NotFound naming `path` if it cannot be written (no such directory, a
+// directory, no permission); "" and "-" pass.
+absl::Status CheckWritable(const std::string& path);
 // InvalidArgument naming --time-zone unless `name` is an IANA time zone.
 absl::Status CheckTimeZone(const std::string& name);
 

@@ -83,12 +83,11 @@ ProgressDisplay::~ProgressDisplay() {
 void ProgressDisplay::Loop() {
   const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
-  // Short runs finish before the first redraw and print nothing.
-  while (!cv_.wait_for(lock, std::chrono::milliseconds(period_ms_), [this] { return stop_; })) {
+  do {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     *out_ << "\r\033[K" << ProgressLine(progress_, n_, jobs_total_, elapsed) << std::flush;
     drawn_ = true;
-  }
+  } while (!cv_.wait_for(lock, std::chrono::milliseconds(period_ms_), [this] { return stop_; }));
 }
 
 }  // namespace tide::cli

@@ -1,6 +1,7 @@
 #include "model/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace tide::model {
@@ -124,6 +125,18 @@ Timeline TimelineRecorder::Finish(Timestamp end) const {
     t.totals.push_back(std::move(sum));
   }
   return t;
+}
+
+std::vector<int64_t> Percentiles0To100(std::vector<int64_t> values) {
+  std::vector<int64_t> q;
+  if (values.empty()) return q;
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<double>(values.size());
+  for (int p = 0; p <= 100; ++p) {
+    const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * n));
+    q.push_back(values[rank == 0 ? 0 : rank - 1]);
+  }
+  return q;
 }
 
 }  // namespace tide::model

@@ -76,6 +76,11 @@ class TimelineRecorder {
   Timestamp held_until_;
 };
 
+// The 0th..100th nearest-rank percentiles of `values` (101 values; the
+// p-th is the ceil(p/100 * n)-th smallest, the smallest for p = 0): the
+// report's wait distribution. Empty if `values` is.
+std::vector<int64_t> Percentiles0To100(std::vector<int64_t> values);
+
 }  // namespace tide::model
 
 #endif  // TIDE_MODEL_TIMELINE_H_

@@ -1101,20 +1101,10 @@ Result<SimOutput> Simulator::Run() {
   SimOutput out;
   if (timeline_) {
     // The percentiles before Finish reorders the waits.
-    auto quantiles = [](std::vector<int64_t> v) {
-      std::vector<int64_t> q;
-      if (v.empty()) return q;
-      std::sort(v.begin(), v.end());
-      for (int p = 0; p <= 100; ++p) {
-        const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-        q.push_back(v[rank == 0 ? 0 : rank - 1]);
-      }
-      return q;
-    };
-    out.wait_quantiles.emplace_back("all", quantiles(waits_));
+    out.wait_quantiles.emplace_back("all", model::Percentiles0To100(waits_));
     for (size_t c = 0; c < spec_->priority_classes.size(); ++c) {
       if (!waits_by_class_[c].empty()) {
-        out.wait_quantiles.emplace_back(spec_->priority_classes[c].name, quantiles(waits_by_class_[c]));
+        out.wait_quantiles.emplace_back(spec_->priority_classes[c].name, model::Percentiles0To100(waits_by_class_[c]));
       }
     }
   }
