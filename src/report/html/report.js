@@ -316,8 +316,11 @@
     const policies = (data.policies || []).filter((p) => p.timeline && p.timeline.buckets > 0);
     const cur = data.currency || "";
 
+    const nav = html("nav", { class: "sections", "aria-label": "sections" }, root);
     const sec = (title, lead, cls) => {
-      html("h2", {}, root, title);
+      const id = title.toLowerCase().replace(/[^a-z]+/g, "-");
+      html("a", { href: "#" + id }, nav, title);
+      html("h2", { id }, root, title);
       if (lead) html("p", { class: "lead" }, root, lead);
       return html("div", { class: "grid" + (cls ? " " + cls : "") }, root);
     };
@@ -362,7 +365,10 @@
     }
 
     // Queue length and wait distribution, per priority.
-    const classes = ["all"].concat(data.classes || []);
+    // Classes no job of any policy belonged to are left out.
+    const present = (c) => policies.some((p) => ((p.wait_quantiles || {})[c] || []).length > 0 ||
+      maxOf([seriesOf(p, "pending_jobs/" + c)]) > 0);
+    const classes = ["all"].concat((data.classes || []).filter(present));
     const g2 = sec("Queue", "Jobs waiting, per priority class (time-weighted mean per bucket).");
     for (const c of classes) {
       const key = c === "all" ? "pending_jobs" : "pending_jobs/" + c;
@@ -444,10 +450,17 @@
     html("span", {}, meta, "times in " + (data.time_zone || "UTC"));
   }
 
+  let shown = false;
   function show(data) {
     header(data);
     render(data);
     document.documentElement.setAttribute("data-rendered", "1");
+    // A link to a section (report.html#cost) works once the section exists.
+    if (!shown && location.hash.length > 1) {
+      const target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+      if (target) target.scrollIntoView();
+    }
+    shown = true;
   }
 
   function themeButton() {
@@ -464,6 +477,8 @@
 
   function live(source, every) {
     const status = document.getElementById("status");
+    document.querySelector("footer").textContent =
+      "Made by tide run. The charts are drawn from " + source + ", fetched every " + every + " s from this controller.";
     const tick = () => {
       fetch(source, { cache: "no-store" })
         .then((r) => {
