@@ -37,7 +37,7 @@ elif [ -n "${TIDE:-}" ] && has_html "$TIDE"; then
   [ -x "$ROOT/build/release/tide" ] && echo "note: build/release/tide has no --html (built before it); using \$TIDE"
   BIN=$TIDE
 else
-  echo "ERROR: no tide with --html: build build/release (cmake --preset release) or set TIDE=path" >&2
+  echo "ERROR: no tide with --html: run scripts/build release, or set TIDE=path" >&2
   exit 1
 fi
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac

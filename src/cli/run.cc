@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "controller/controller.h"
 #include "controller/http_server.h"
+#include "controller/live_report.h"
 #include "controller/store.h"
 #include "core/process.h"
 #include "core/strings.h"
@@ -49,11 +50,14 @@ Result<std::string> ReadToken(const std::string& path) {
 // queued for the loop's thread.
 class Source final : public controller::StatusSource {
  public:
-  Source(controller::Controller* c, const config::Config* cfg, const RealClock* clock)
-      : c_(c), cfg_(cfg), clock_(clock) {}
+  Source(controller::Controller* c, const config::Config* cfg, const RealClock* clock,
+         controller::LiveReportSource* report)
+      : c_(c), cfg_(cfg), clock_(clock), report_(report), page_(controller::LiveReportPage(*cfg)) {}
   std::string MetricsText() override { return c_->MetricsText(); }
   std::string StatusJson() override { return c_->StatusJson(); }
   bool Healthy(std::string* why) override { return c_->Healthy(clock_->Now(), why); }
+  std::string ReportPage() override { return page_; }
+  Result<std::string> ReportJson() override { return report_->Json(clock_->Now()); }
   Result<std::string> Command(const std::string& name, const std::map<std::string, std::string>& params) override {
     if (name == "pause" || name == "resume") {
       c_->Pause(name == "pause");
@@ -87,6 +91,8 @@ class Source final : public controller::StatusSource {
   controller::Controller* c_;
   const config::Config* cfg_;
   const RealClock* clock_;
+  controller::LiveReportSource* report_;
+  const std::string page_;
   std::atomic<bool> run_now_{false};
 };
 
@@ -162,7 +168,8 @@ int Run(const RunArgs& args) {
 
   auto token = ReadToken(live.http.token_file);
   if (!token.ok()) return ReportFailure(token.status());
-  Source source(&ctl, &*cfg, &clock);
+  controller::LiveReportSource report(*cfg, live.state, {.history = co.history, .dry_run = args.dry_run});
+  Source source(&ctl, &*cfg, &clock, &report);
   std::unique_ptr<controller::HttpServer> http;
   if (!args.no_http) {
     controller::HttpOptions ho;

@@ -236,8 +236,40 @@ LoopReport Controller::RunLoop(Timestamp now) {
     if (n > 0) acted_[name] += n;
   }
   last_ok_ = now;
+  if (!options_.dry_run) RecordHistory(built, instances, now);
   Publish(r, &built, now);
   return r;
+}
+
+void Controller::RecordHistory(const Built& built, const std::vector<providers::Instance>& instances, Timestamp now) {
+  SampleRecord sample = SampleOf(config_, built, instances, now);
+  std::set<std::pair<int64_t, int64_t>> running;
+  std::vector<JobStartRecord> fresh;
+  for (auto& s : JobStartsOf(config_, built)) {
+    std::pair<int64_t, int64_t> key{s.job, ToUnixSeconds(s.submit)};
+    if (!starts_recorded_.count(key)) fresh.push_back(std::move(s));
+    running.insert(key);
+  }
+  Status st = OkStatus();
+  auto lost = store_->LostGpuSeconds();
+  auto spot = store_->Counter("spot_interruptions");
+  if (!lost.ok()) {
+    st = lost.status();
+  } else if (!spot.ok()) {
+    st = spot.status();
+  } else {
+    sample.lost_work_gpu_hours = *lost / 3600.0;
+    sample.spot_interruptions = *spot;
+    st = store_->RecordSample(sample, fresh, now - options_.history);
+  }
+  if (!st.ok()) {
+    // The loop's work is done; only the status page misses this sample
+    // (the job starts are offered again next loop).
+    ++errors_by_source_["store"];
+    log_(StrCat("error: store: ", Message(st), "; this loop is missing from the status page"));
+    return;
+  }
+  starts_recorded_ = std::move(running);
 }
 
 void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now) {

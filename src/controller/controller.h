@@ -12,13 +12,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autoscale/autoscaler.h"
 #include "backends/backend.h"
 #include "config/config.h"
 #include "controller/actuator.h"
+#include "controller/live_report.h"
 #include "controller/state_builder.h"
 #include "controller/store.h"
 #include "metrics/prometheus.h"
@@ -30,6 +33,8 @@ namespace tide::controller {
 struct ControllerOptions {
   bool dry_run = false;  // decide and print; change nothing, write no state
   std::string fault;     // Actuator::set_fault (tests only; from $TIDE_FAULT)
+  // How long the store keeps the live status page's samples and job starts.
+  Duration history = kHistoryKept;
 };
 
 // What one loop saw and did, for the log and /status.
@@ -71,6 +76,9 @@ class Controller {
   void CountInterruptions(const backends::Observation& obs, Timestamp now);
   void LogPlan(const autoscale::ScalingPlan& plan, const Built& built, Timestamp now);
   void Publish(const LoopReport& r, const Built* built, Timestamp now);
+  // After a successful loop: the sample of the snapshot it decided on and
+  // the job starts not yet recorded, for the live status page.
+  void RecordHistory(const Built& built, const std::vector<providers::Instance>& instances, Timestamp now);
   void LoopError(LoopReport* r, const std::string& source, const Status& s);
 
   const config::Config& config_;
@@ -91,6 +99,8 @@ class Controller {
   std::map<std::string, int64_t> acted_;                                // action -> count
   std::set<std::string> last_plan_lines_;
   std::set<std::string> skipped_logged_;
+  // (job, submit) of the running jobs whose start is in the store.
+  std::set<std::pair<int64_t, int64_t>> starts_recorded_;
   int64_t loops_ = 0;
   std::string last_pools_, last_nodes_;  // the last good loop's view, as JSON
   Timestamp last_ok_ = kInfinitePast;

@@ -1,7 +1,10 @@
 #include "controller/controller.h"
 
+#include <algorithm>
+
 #include "controller/fakes_test.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace tide::controller {
 namespace {
@@ -66,6 +69,57 @@ TEST(Controller, AFailedObservationDecidesNothing) {
   EXPECT_FALSE(c->Healthy(kNow, &why));
 }
 
+TEST(Controller, EachGoodLoopRecordsASampleForTheStatusPage) {
+  Rig r;
+  r.backend.obs.nodes[0] = SlurmNode("gpu1", "mixed", {}, 8);
+  r.backend.obs.jobs.push_back(SlurmJob(7, "RUNNING", 8, {"gpu1"}));
+  auto c = r.Make(false);
+  ASSERT_TRUE(c->RunLoop(kNow).ok);  // buys for the 12 pending GPUs
+  const size_t bought = r.provider.instances.size();
+  ASSERT_GT(bought, 0u);
+  ASSERT_TRUE(c->RunLoop(kNow + Seconds(10)).ok);
+  // A failed observation records nothing: stale data is not a fact.
+  r.backend.observe_error = absl::UnavailableError("slurmctld does not answer");
+  ASSERT_FALSE(c->RunLoop(kNow + Seconds(20)).ok);
+  r.backend.observe_error = OkStatus();
+  ASSERT_TRUE(c->RunLoop(kNow + Seconds(30)).ok);
+
+  auto samples = r.store->Samples(kInfinitePast);
+  ASSERT_TRUE(samples.ok());
+  std::vector<int64_t> times;
+  for (const auto& s : *samples) times.push_back((s.at - kNow).count());
+  EXPECT_EQ(times, (std::vector<int64_t>{0, 10, 30}));
+  EXPECT_DOUBLE_EQ((*samples)[0].demand_gpus, 12 + 8);
+  EXPECT_DOUBLE_EQ((*samples)[0].capacity_gpus.total(), 0);             // decided on before the buys
+  EXPECT_DOUBLE_EQ((*samples)[1].capacity_gpus.total(), 8.0 * bought);  // booting
+  // Job 7's start, once however many loops saw it running.
+  auto starts = r.store->JobStarts(kInfinitePast);
+  ASSERT_TRUE(starts.ok());
+  ASSERT_EQ(starts->size(), 1u);
+  EXPECT_EQ((*starts)[0].job, 7);
+
+  auto text = LiveReportJson(r.cfg, r.store.get(), kNow + Seconds(40));
+  ASSERT_TRUE(text.ok()) << text.status();
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["mode"], "live");
+  const auto& series = j["policies"][0]["timeline"]["series"];
+  const auto max_of = [&](const std::string& name) {
+    double m = 0;
+    for (double v : series.at(name).get<std::vector<double>>()) m = std::max(m, v);
+    return m;
+  };
+  EXPECT_DOUBLE_EQ(max_of("demand_gpus"), 20);
+  EXPECT_DOUBLE_EQ(max_of("capacity_gpus/spot") + max_of("capacity_gpus/on-demand"), 8.0 * bought);
+  EXPECT_DOUBLE_EQ(max_of("pending_jobs"), 6);
+  EXPECT_GT(max_of("cost/spot") + max_of("cost/on-demand"), 0);
+  const auto& headline = j["summary"]["policies"][0];
+  EXPECT_EQ(headline["name"], "live");
+  EXPECT_EQ(headline["nodes_bought"], bought);
+  EXPECT_EQ(headline["jobs_running"], 1);
+  EXPECT_EQ(headline["wait_s"]["p50"], 100);
+}
+
 TEST(Controller, DryRunPrintsThePlanAndTouchesNothing) {
   Rig r;
   auto c = r.Make(true);
@@ -78,6 +132,7 @@ TEST(Controller, DryRunPrintsThePlanAndTouchesNothing) {
   for (const auto& l : r.log) printed |= l.rfind("[dry-run] plan: scale-up", 0) == 0;
   EXPECT_TRUE(printed);
   EXPECT_TRUE(r.store->Instances(true)->empty());
+  EXPECT_TRUE(r.store->Samples(kInfinitePast)->empty());
 }
 
 TEST(ReasonClass, FoldsNumbers) {

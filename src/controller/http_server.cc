@@ -18,6 +18,7 @@ namespace {
 constexpr char kMetricsType[] = "text/plain; version=0.0.4; charset=utf-8";
 constexpr char kJsonType[] = "application/json";
 constexpr char kTextType[] = "text/plain; charset=utf-8";
+constexpr char kHtmlType[] = "text/html; charset=utf-8";
 constexpr size_t kMaxBody = 1 << 20;
 
 int HexValue(char c) {
@@ -160,7 +161,17 @@ void HttpServer::Routes() {
             res.set_content(why, kTextType);
           }
         }));
-  const std::string read_only = "/(metrics|status|healthz)";
+  s.Get("/", guarded([this](const httplib::Request&, httplib::Response& res) {
+          res.set_content(source_->ReportPage(), kHtmlType);
+        }));
+  // Before the command routes, whose pattern it also matches.
+  s.Get("/api/v1/report", guarded([this](const httplib::Request&, httplib::Response& res) {
+          res.set_header("Cache-Control", "no-store");
+          Result<std::string> out = source_->ReportJson();
+          if (!out.ok()) return ReplyJsonError(res, 503, Message(out.status()));
+          res.set_content(*out, kJsonType);
+        }));
+  const std::string read_only = "/(metrics|status|healthz|api/v1/report)?";
   auto get_only = [](const httplib::Request& req, httplib::Response& res) {
     res.status = 405;
     res.set_header("Allow", "GET, HEAD");
@@ -222,7 +233,8 @@ void HttpServer::Routes() {
   s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     if (res.status == 404) {
-      res.set_content(StrCat("not found: ", req.path, "; try /metrics, /status, /healthz or POST /api/v1/<command>\n"),
+      res.set_content(StrCat("not found: ", req.path,
+                             "; try /, /api/v1/report, /metrics, /status, /healthz or POST /api/v1/<command>\n"),
                       kTextType);
     } else {
       res.set_content(StrCat("error ", res.status, "\n"), kTextType);

@@ -1,5 +1,7 @@
 // HttpServer: tide's HTTP endpoints (docs/live.md), on cpp-httplib.
 //
+//   GET  /               StatusSource::ReportPage, the live status page (HTML)
+//   GET  /api/v1/report  StatusSource::ReportJson, the page's data; 503 if unavailable
 //   GET  /metrics        StatusSource::MetricsText, Prometheus text format 0.0.4
 //   GET  /status         StatusSource::StatusJson
 //   GET  /healthz        200 "ok\n", or 503 with the reason
@@ -44,6 +46,11 @@ class StatusSource {
   // GET /healthz: true if healthy; otherwise false with `*why` (never null)
   // set to a human-readable reason.
   virtual bool Healthy(std::string* why) = 0;
+  // The body of GET /: an HTML page.
+  virtual std::string ReportPage() = 0;
+  // The body of GET /api/v1/report: a JSON document, or an error whose
+  // message becomes the 503 reply's JSON body ({"error": ...}).
+  virtual Result<std::string> ReportJson() = 0;
   // POST /api/v1/<name>, already authenticated. Returns the JSON body of the
   // 200 reply, or an error whose message becomes the reply's body:
   // InvalidArgument -> 400, NotFound -> 404 (no such command),

@@ -15,6 +15,7 @@
 #include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace tide::controller {
 namespace {
@@ -33,6 +34,12 @@ class FakeSource final : public StatusSource {
   };
   std::string MetricsText() override { return "# TYPE tide_up gauge\ntide_up 1\n"; }
   std::string StatusJson() override { return "{\"loops\": 3}\n"; }
+  std::string ReportPage() override { return "<!DOCTYPE html><body data-source=\"/api/v1/report\"></body>"; }
+  Result<std::string> ReportJson() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!report_error_.ok()) return report_error_;
+    return std::string("{\"mode\": \"live\"}");
+  }
   bool Healthy(std::string* why) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (!unhealthy_.empty()) *why = unhealthy_;
@@ -53,6 +60,10 @@ class FakeSource final : public StatusSource {
     std::lock_guard<std::mutex> lock(mu_);
     unhealthy_ = std::move(why);
   }
+  void FailReport(Status s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    report_error_ = std::move(s);
+  }
   void FailNext(Status s) {
     std::lock_guard<std::mutex> lock(mu_);
     next_error_ = std::move(s);
@@ -66,6 +77,7 @@ class FakeSource final : public StatusSource {
   std::mutex mu_;
   std::string unhealthy_;
   std::optional<Status> next_error_;
+  Status report_error_ = OkStatus();
   std::vector<Call> calls_;
 };
 
@@ -137,7 +149,7 @@ TEST_F(HttpServerTest, HealthzUnhealthyIs503WithTheReason) {
 }
 
 TEST_F(HttpServerTest, UnknownPathIs404) {
-  for (const char* path : {"/", "/nope", "/metrics/extra", "/api/v2/pause"}) {
+  for (const char* path : {"/nope", "/index.html", "/metrics/extra", "/api/v2/pause", "/api/v1/report/x"}) {
     SCOPED_TRACE(path);
     auto res = client_->Get(path);
     ASSERT_TRUE(res);
@@ -146,8 +158,41 @@ TEST_F(HttpServerTest, UnknownPathIs404) {
   }
 }
 
+TEST_F(HttpServerTest, RootServesTheLivePage) {
+  auto res = client_->Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_THAT(res->body, HasSubstr("data-source=\"/api/v1/report\""));
+}
+
+TEST_F(HttpServerTest, ReportIsJsonAndNeedsNoToken) {
+  auto res = client_->Get("/api/v1/report");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(res->get_header_value("Cache-Control"), "no-store");
+  EXPECT_EQ(res->body, "{\"mode\": \"live\"}");
+  EXPECT_THAT(source_.calls(), IsEmpty());  // not a command
+}
+
+TEST_F(HttpServerTest, ReportErrorIs503WithAJsonBody) {
+  source_.FailReport(absl::UnavailableError("/var/lib/tide/state.db: database is locked (in Samples)"));
+  auto res = client_->Get("/api/v1/report");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  auto body = nlohmann::json::parse(res->body, nullptr, false);
+  ASSERT_TRUE(body.is_object()) << res->body;
+  EXPECT_THAT(body.value("error", ""), HasSubstr("/var/lib/tide/state.db"));
+  // The other endpoints do not depend on it.
+  auto status = client_->Get("/status");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->status, 200);
+}
+
 TEST_F(HttpServerTest, ReadEndpointsAnswerGetOnly) {
-  for (const char* path : {"/metrics", "/status", "/healthz"}) {
+  for (const char* path : {"/", "/api/v1/report", "/metrics", "/status", "/healthz"}) {
     SCOPED_TRACE(path);
     auto res = Post(path, StrCat("Bearer ", kToken));
     ASSERT_TRUE(res);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <string_view>
 #include <utility>
 
@@ -21,10 +22,11 @@ constexpr std::array<std::string_view, 2> kGoneInstanceStates = {"deleted", "los
 constexpr std::array<std::string_view, 3> kTiers = {"reserved", "on-demand", "spot"};
 constexpr std::array<std::string_view, 4> kJobEventKinds = {"signalled", "requeued", "cancelled", "interrupted"};
 
-// The whole schema at kSchemaVersion. The CHECK constraints repeat the
-// argument validation below: they are the backstop that keeps a bug from
-// writing a row the recovery logic cannot interpret.
-constexpr const char* kSchema = R"sql(
+// The schema of version 1, as it was written: a fresh store runs it and
+// then every later step. The CHECK constraints repeat the argument
+// validation below: they are the backstop that keeps a bug from writing a
+// row the recovery logic cannot interpret.
+constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE actions (
   key TEXT PRIMARY KEY NOT NULL,
   kind TEXT NOT NULL CHECK (kind IN ('create', 'delete', 'drain', 'undrain', 'power_down', 'signal',
@@ -87,6 +89,41 @@ CREATE INDEX job_events_kind ON job_events (kind);
 
 CREATE TABLE counters (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE kv (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+)sql";
+
+// Version 2: the live status page's history (RecordSample). IF NOT EXISTS
+// makes the upgrade of a version 1 file safe to repeat.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE IF NOT EXISTS samples (
+  at INTEGER PRIMARY KEY NOT NULL,
+  demand_gpus REAL NOT NULL CHECK (demand_gpus >= 0),
+  running_gpus REAL NOT NULL CHECK (running_gpus >= 0),
+  capacity_reserved REAL NOT NULL CHECK (capacity_reserved >= 0),
+  capacity_on_demand REAL NOT NULL CHECK (capacity_on_demand >= 0),
+  capacity_spot REAL NOT NULL CHECK (capacity_spot >= 0),
+  util_gpus REAL CHECK (util_gpus >= 0),  -- NULL: no utilisation source
+  pending_jobs INTEGER NOT NULL CHECK (pending_jobs >= 0),
+  running_jobs INTEGER NOT NULL CHECK (running_jobs >= 0),
+  cost_rate_reserved REAL NOT NULL CHECK (cost_rate_reserved >= 0),
+  cost_rate_on_demand REAL NOT NULL CHECK (cost_rate_on_demand >= 0),
+  cost_rate_spot REAL NOT NULL CHECK (cost_rate_spot >= 0),
+  spot_interruptions INTEGER NOT NULL CHECK (spot_interruptions >= 0),
+  lost_work_gpu_hours REAL NOT NULL CHECK (lost_work_gpu_hours >= 0)
+);
+CREATE TABLE IF NOT EXISTS sample_pending (
+  at INTEGER NOT NULL REFERENCES samples (at) ON DELETE CASCADE,
+  class TEXT NOT NULL,
+  jobs INTEGER NOT NULL CHECK (jobs >= 0),
+  PRIMARY KEY (at, class)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS job_starts (
+  job INTEGER NOT NULL,
+  submit INTEGER NOT NULL,
+  start INTEGER NOT NULL,
+  class TEXT NOT NULL,
+  PRIMARY KEY (job, submit)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS job_starts_start ON job_starts (start);
 )sql";
 
 template <size_t N>
@@ -304,19 +341,54 @@ Store::~Store() {
   sqlite3_close_v2(db_);
 }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+namespace {
+
+// A connection to `path` opened with `flags`; the error names the file.
+Result<sqlite3*> Connect(const std::string& path, int flags) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  if (rc != SQLITE_OK) {
-    Status error(CodeFor(rc), StrCat(path, ": ", db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
-                                     " (in opening the state store)"));
-    sqlite3_close_v2(db);
-    return error;
-  }
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc == SQLITE_OK) return db;
+  Status error(CodeFor(rc), StrCat(path, ": ", db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
+                                   " (in opening the state store)"));
+  sqlite3_close_v2(db);
+  return error;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  TIDE_ASSIGN_OR_RETURN(sqlite3* db, Connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   std::unique_ptr<Store> store(new Store(db, path));
   TIDE_RETURN_IF_ERROR(store->Configure());
   TIDE_RETURN_IF_ERROR(store->Migrate());
   return store;
+}
+
+Result<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
+  TIDE_ASSIGN_OR_RETURN(sqlite3* db, Connect(path, SQLITE_OPEN_READONLY));
+  std::unique_ptr<Store> store(new Store(db, path));
+  sqlite3_extended_result_codes(db, 1);
+  if (const int rc = sqlite3_busy_timeout(db, 5000); rc != SQLITE_OK) {
+    return store->SqliteError(rc, "setting busy_timeout");
+  }
+  TIDE_RETURN_IF_ERROR(store->CheckVersion());
+  return store;
+}
+
+Status Store::CheckVersion() {
+  auto s = Prepare("SELECT MAX(version) FROM schema_version", "reading schema_version");
+  if (!s.ok()) {
+    if (s.status().code() != absl::StatusCode::kInternal) return s.status();
+    return absl::FailedPreconditionError(StrCat(path_, ": not a tide state file (no schema_version)"));
+  }
+  TIDE_ASSIGN_OR_RETURN(const bool row, s->Step());
+  const std::optional<int64_t> version = row && !s->IsNull(0) ? std::optional<int64_t>(s->Int(0)) : std::nullopt;
+  if (version != kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        StrCat(path_, ": schema version ", version ? StrCat(*version) : std::string("none"), "; this tide reads ",
+               kSchemaVersion, " (the controller upgrades the file when it opens it)"));
+  }
+  return OkStatus();
 }
 
 Status Store::Configure() {
@@ -359,17 +431,24 @@ Status Store::Migrate() {
     if (row && !s.IsNull(0)) version = s.Int(0);
   }
   if (!version.has_value()) {
-    TIDE_RETURN_IF_ERROR(ExecScript(kSchema, "creating the schema"));
+    TIDE_RETURN_IF_ERROR(ExecScript(kSchemaV1, "creating the schema"));
+    TIDE_RETURN_IF_ERROR(ExecScript(kSchemaV2, "creating the schema (version 2)"));
     TIDE_ASSIGN_OR_RETURN(auto s, Prepare("INSERT INTO schema_version (version) VALUES (?)", "writing schema_version"));
     TIDE_RETURN_IF_ERROR(s.BindInt(kSchemaVersion).Run());
   } else if (*version > kSchemaVersion) {
     return absl::FailedPreconditionError(StrCat(path_, ": schema version ", *version,
                                                 " was written by a newer tide; this one reads version ", kSchemaVersion,
                                                 ". Upgrade tide or use another state file"));
-  } else if (*version < kSchemaVersion) {
+  } else if (*version < 1) {
     // Version 1 is the first; anything lower was never written by tide.
     return absl::FailedPreconditionError(
         StrCat(path_, ": unknown schema version ", *version, "; this is not a tide state file"));
+  } else if (*version < kSchemaVersion) {
+    // 1 -> 2 adds tables and changes none: in the same transaction as the
+    // version, so a crash leaves the file at version 1 or 2, never between.
+    TIDE_RETURN_IF_ERROR(ExecScript(kSchemaV2, "upgrading the schema to version 2"));
+    TIDE_ASSIGN_OR_RETURN(auto s, Prepare("UPDATE schema_version SET version = ?", "writing schema_version"));
+    TIDE_RETURN_IF_ERROR(s.BindInt(kSchemaVersion).Run());
   }
   return txn.Commit();
 }
@@ -736,6 +815,166 @@ Result<std::optional<std::string>> Store::GetValue(const std::string& key) {
   TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(key).Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(s.Text(0));
+}
+
+// --- History for the live status page ------------------------------------------
+
+namespace {
+
+// InvalidArgument naming `thing` unless every value is finite and >= 0.
+Status NonNegative(std::string_view thing, std::initializer_list<std::pair<std::string_view, double>> values) {
+  for (const auto& [field, v] : values) {
+    if (!std::isfinite(v) || v < 0) {
+      return absl::InvalidArgumentError(StrCat(thing, ": ", field, " ", v, " is not >= 0"));
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateSample(const SampleRecord& r) {
+  const std::string thing = StrCat("sample at ", FormatTimestamp(r.at));
+  TIDE_RETURN_IF_ERROR(NonNegative(thing, {{"demand_gpus", r.demand_gpus},
+                                           {"running_gpus", r.running_gpus},
+                                           {"capacity_gpus.reserved", r.capacity_gpus.reserved},
+                                           {"capacity_gpus.on-demand", r.capacity_gpus.on_demand},
+                                           {"capacity_gpus.spot", r.capacity_gpus.spot},
+                                           {"util_gpus", r.util_gpus.value_or(0)},
+                                           {"pending_jobs", static_cast<double>(r.pending_jobs)},
+                                           {"running_jobs", static_cast<double>(r.running_jobs)},
+                                           {"cost_rate.reserved", r.cost_rate.reserved},
+                                           {"cost_rate.on-demand", r.cost_rate.on_demand},
+                                           {"cost_rate.spot", r.cost_rate.spot},
+                                           {"spot_interruptions", static_cast<double>(r.spot_interruptions)},
+                                           {"lost_work_gpu_hours", r.lost_work_gpu_hours}}));
+  for (const auto& [name, jobs] : r.pending_by_class) {
+    TIDE_RETURN_IF_ERROR(NonNegative(thing, {{StrCat("pending_jobs/", name), static_cast<double>(jobs)}}));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status Store::RecordSample(const SampleRecord& r, const std::vector<JobStartRecord>& starts, Timestamp keep_since) {
+  TIDE_RETURN_IF_ERROR(ValidateSample(r));
+  TIDE_ASSIGN_OR_RETURN(auto txn, Transaction::Begin(this, "RecordSample"));
+  bool fresh = false;
+  {
+    TIDE_ASSIGN_OR_RETURN(
+        auto s, Prepare("INSERT INTO samples (at, demand_gpus, running_gpus, capacity_reserved, capacity_on_demand, "
+                        "capacity_spot, util_gpus, pending_jobs, running_jobs, cost_rate_reserved, "
+                        "cost_rate_on_demand, cost_rate_spot, spot_interruptions, lost_work_gpu_hours) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (at) DO NOTHING",
+                        "RecordSample"));
+    s.BindTime(r.at)
+        .BindReal(r.demand_gpus)
+        .BindReal(r.running_gpus)
+        .BindReal(r.capacity_gpus.reserved)
+        .BindReal(r.capacity_gpus.on_demand)
+        .BindReal(r.capacity_gpus.spot);
+    if (r.util_gpus.has_value()) {
+      s.BindReal(*r.util_gpus);
+    } else {
+      s.BindNull();
+    }
+    TIDE_RETURN_IF_ERROR(s.BindInt(r.pending_jobs)
+                             .BindInt(r.running_jobs)
+                             .BindReal(r.cost_rate.reserved)
+                             .BindReal(r.cost_rate.on_demand)
+                             .BindReal(r.cost_rate.spot)
+                             .BindInt(r.spot_interruptions)
+                             .BindReal(r.lost_work_gpu_hours)
+                             .Run());
+    fresh = sqlite3_changes(db_) == 1;
+  }
+  // A sample already stored at this second keeps its own counts.
+  for (size_t i = 0; fresh && i < r.pending_by_class.size(); ++i) {
+    const auto& [name, jobs] = r.pending_by_class[i];
+    TIDE_ASSIGN_OR_RETURN(auto s, Prepare("INSERT INTO sample_pending (at, class, jobs) VALUES (?, ?, ?) "
+                                          "ON CONFLICT (at, class) DO UPDATE SET jobs = jobs + excluded.jobs",
+                                          "RecordSample"));
+    TIDE_RETURN_IF_ERROR(s.BindTime(r.at).BindText(name).BindInt(jobs).Run());
+  }
+  for (const JobStartRecord& j : starts) {
+    TIDE_ASSIGN_OR_RETURN(auto s, Prepare("INSERT INTO job_starts (job, submit, start, class) VALUES (?, ?, ?, ?) "
+                                          "ON CONFLICT (job, submit) DO NOTHING",
+                                          "RecordSample"));
+    TIDE_RETURN_IF_ERROR(s.BindInt(j.job).BindTime(j.submit).BindTime(j.start).BindText(j.priority_class).Run());
+  }
+  {
+    // sample_pending goes with its samples (ON DELETE CASCADE).
+    TIDE_ASSIGN_OR_RETURN(auto s, Prepare("DELETE FROM samples WHERE at < ?", "RecordSample"));
+    TIDE_RETURN_IF_ERROR(s.BindTime(keep_since).Run());
+  }
+  {
+    TIDE_ASSIGN_OR_RETURN(auto s, Prepare("DELETE FROM job_starts WHERE start < ?", "RecordSample"));
+    TIDE_RETURN_IF_ERROR(s.BindTime(keep_since).Run());
+  }
+  return txn.Commit();
+}
+
+Result<std::vector<SampleRecord>> Store::Samples(Timestamp since) {
+  std::vector<SampleRecord> out;
+  {
+    TIDE_ASSIGN_OR_RETURN(
+        auto s, Prepare("SELECT at, demand_gpus, running_gpus, capacity_reserved, capacity_on_demand, capacity_spot, "
+                        "util_gpus, pending_jobs, running_jobs, cost_rate_reserved, cost_rate_on_demand, "
+                        "cost_rate_spot, spot_interruptions, lost_work_gpu_hours FROM samples WHERE at >= ? "
+                        "ORDER BY at",
+                        "Samples"));
+    s.BindTime(since);
+    while (true) {
+      TIDE_ASSIGN_OR_RETURN(const bool row, s.Step());
+      if (!row) break;
+      SampleRecord r;
+      r.at = s.Time(0);
+      r.demand_gpus = s.Real(1);
+      r.running_gpus = s.Real(2);
+      r.capacity_gpus = {s.Real(3), s.Real(4), s.Real(5)};
+      if (!s.IsNull(6)) r.util_gpus = s.Real(6);
+      r.pending_jobs = s.Int(7);
+      r.running_jobs = s.Int(8);
+      r.cost_rate = {s.Real(9), s.Real(10), s.Real(11)};
+      r.spot_interruptions = s.Int(12);
+      r.lost_work_gpu_hours = s.Real(13);
+      out.push_back(std::move(r));
+    }
+  }
+  // Both lists are in time order: one pass matches them up.
+  TIDE_ASSIGN_OR_RETURN(
+      auto s, Prepare("SELECT at, class, jobs FROM sample_pending WHERE at >= ? ORDER BY at, class", "Samples"));
+  s.BindTime(since);
+  size_t i = 0;
+  while (true) {
+    TIDE_ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    const Timestamp at = s.Time(0);
+    while (i < out.size() && out[i].at < at) ++i;
+    if (i == out.size()) break;
+    if (out[i].at == at) out[i].pending_by_class.emplace_back(s.Text(1), s.Int(2));
+  }
+  return out;
+}
+
+Result<std::optional<Timestamp>> Store::LatestSample() {
+  TIDE_ASSIGN_OR_RETURN(auto s, Prepare("SELECT MAX(at) FROM samples", "LatestSample"));
+  TIDE_ASSIGN_OR_RETURN(const bool row, s.Step());
+  if (!row || s.IsNull(0)) return std::optional<Timestamp>();
+  return std::optional<Timestamp>(s.Time(0));
+}
+
+Result<std::vector<JobStartRecord>> Store::JobStarts(Timestamp since) {
+  TIDE_ASSIGN_OR_RETURN(auto s, Prepare("SELECT job, submit, start, class FROM job_starts WHERE start >= ? "
+                                        "ORDER BY start, job",
+                                        "JobStarts"));
+  s.BindTime(since);
+  std::vector<JobStartRecord> out;
+  while (true) {
+    TIDE_ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    out.push_back(
+        JobStartRecord{.job = s.Int(0), .submit = s.Time(1), .start = s.Time(2), .priority_class = s.Text(3)});
+  }
+  return out;
 }
 
 // --- Cost ----------------------------------------------------------------------

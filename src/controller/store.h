@@ -21,6 +21,10 @@
 // the call returns), foreign keys on, busy_timeout 5000 ms. Every write
 // method is one transaction: it happens entirely or not at all.
 //
+// History: RecordSample keeps what each successful loop saw (a sample) and
+// each job's first start, for the live status page (GET /, docs/live.md);
+// the caller bounds it with keep_since (the controller keeps 7 days).
+//
 // Times are stored as unix seconds; an instance's `deleted` of
 // kInfiniteFuture is stored as NULL (live).
 //
@@ -43,6 +47,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -97,10 +102,40 @@ struct JobEvent {
   std::string detail{};
 };
 
-// Money spent, by tier, in the instances' price units.
-struct CostByTier {
+// An amount by tier: money, GPUs, a price per hour.
+struct ByTier {
   double reserved = 0, on_demand = 0, spot = 0;
   double total() const { return reserved + on_demand + spot; }
+};
+// Money spent, by tier, in the instances' price units.
+using CostByTier = ByTier;
+
+// What one successful loop saw, for the live status page's timeline
+// (docs/live.md, "Live status page"). Levels hold from `at` until the next
+// sample; the last two fields are running totals.
+struct SampleRecord {
+  Timestamp at{};           // one sample per second at most
+  double demand_gpus = 0;   // GPUs asked for by pending and running jobs
+  double running_gpus = 0;  // GPUs held by running jobs
+  ByTier capacity_gpus{};   // GPUs of the instances tide pays for (booting included)
+  // Utilisation-weighted GPUs of running jobs; nullopt without a
+  // utilisation source (live.metrics).
+  std::optional<double> util_gpus{};
+  int64_t pending_jobs = 0;
+  int64_t running_jobs = 0;
+  // Pending jobs by priority class name; classes with none may be left out.
+  std::vector<std::pair<std::string, int64_t>> pending_by_class{};
+  ByTier cost_rate{};              // the price per hour of those instances, currency units
+  int64_t spot_interruptions = 0;  // since the store began
+  double lost_work_gpu_hours = 0;  // since the store began
+};
+
+// A job's first start, for the wait distribution.
+struct JobStartRecord {
+  int64_t job = 0;
+  Timestamp submit{};
+  Timestamp start{};
+  std::string priority_class{};  // its class name
 };
 
 class Store {
@@ -110,6 +145,13 @@ class Store {
   // naming the file if it is not a SQLite database, was written by a newer
   // tide (schema_version above this build's), or cannot be put in WAL mode.
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  // Opens an existing store at `path` for reading only, as a second
+  // connection beside the writer's (WAL lets it read while the writer
+  // writes): for the HTTP server's threads. It never creates or upgrades the
+  // schema: NotFound if the file does not exist, FailedPrecondition naming
+  // the file if its schema version is not this build's. Every write method
+  // then fails.
+  static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
 
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -186,6 +228,23 @@ class Store {
   Status SetValue(const std::string& key, const std::string& value);
   Result<std::optional<std::string>> GetValue(const std::string& key);
 
+  // --- History for the live status page ----------------------------------------
+
+  // In one transaction: stores `sample` (a sample already stored at the same
+  // second is kept and this one dropped), the job starts of `starts` not
+  // yet stored (a job is known by its id and submit time, so a start is
+  // recorded once however often it is given), and deletes the samples and
+  // job starts (by start time) before `keep_since`. InvalidArgument for a
+  // value that is negative or not finite, naming the sample's time or the
+  // job.
+  Status RecordSample(const SampleRecord& sample, const std::vector<JobStartRecord>& starts, Timestamp keep_since);
+  // Samples at or after `since`, oldest first.
+  Result<std::vector<SampleRecord>> Samples(Timestamp since);
+  // The time of the newest sample; nullopt if there is none.
+  Result<std::optional<Timestamp>> LatestSample();
+  // Job starts at or after `since`, by start time.
+  Result<std::vector<JobStartRecord>> JobStarts(Timestamp since);
+
   // --- Cost ------------------------------------------------------------------
 
   // Closed ledger entries plus every live instance's price from created to
@@ -193,7 +252,9 @@ class Store {
   Result<CostByTier> Cost(Timestamp now);
 
   // The schema version this build writes and reads.
-  static constexpr int64_t kSchemaVersion = 1;
+  // Version 2 added the history of the live status page (samples,
+  // sample_pending, job_starts); a version 1 file is upgraded in place.
+  static constexpr int64_t kSchemaVersion = 2;
 
  private:
   class Statement;    // a cached prepared statement in use; store.cc
@@ -214,6 +275,7 @@ class Store {
   Status SqliteError(int rc, std::string_view what) const;
   Status Configure();
   Status Migrate();
+  Status CheckVersion();  // for a read-only connection
   // The upsert behind PutInstance and CommitCreate; joins the caller's
   // transaction if one is open. `r` has been validated.
   Status PutInstanceRow(const InstanceRecord& r, std::string_view what);

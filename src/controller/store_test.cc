@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -107,7 +108,8 @@ TEST_F(StoreFileTest, SchemaCreation) {
   auto store = OpenOrDie(path_);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(Query("SELECT version FROM schema_version"), StrCat(Store::kSchemaVersion));
-  for (const char* table : {"actions", "instances", "ledger", "decisions", "job_events", "counters", "kv"}) {
+  for (const char* table : {"actions", "instances", "ledger", "decisions", "job_events", "counters", "kv", "samples",
+                            "sample_pending", "job_starts"}) {
     EXPECT_EQ(Query(StrCat("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '", table, "'")), "1")
         << table;
   }
@@ -176,6 +178,84 @@ TEST_F(StoreFileTest, NewerSchemaVersionRefused) {
   EXPECT_THAT(Msg(store.status()), HasSubstr(path_));
   EXPECT_THAT(Msg(store.status()), HasSubstr("newer"));
   EXPECT_EQ(Query("SELECT version FROM schema_version"), StrCat(Store::kSchemaVersion + 1));  // untouched
+}
+
+// A version 1 file is version 2 without the history tables.
+TEST_F(StoreFileTest, UpgradesAVersion1FileInPlace) {
+  {
+    auto store = OpenOrDie(path_);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->PutInstance(Instance("i-1", "gpu1")).ok());
+    ASSERT_TRUE(store->AddCounter("spot_interruptions", 2).ok());
+  }
+  Query("DROP TABLE sample_pending");
+  Query("DROP TABLE samples");
+  Query("DROP TABLE job_starts");
+  Query("UPDATE schema_version SET version = 1");
+  ASSERT_EQ(Query("SELECT COUNT(*) FROM sqlite_master WHERE name = 'samples'"), "0");
+
+  auto store = OpenOrDie(path_);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Query("SELECT version FROM schema_version"), "2");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM schema_version"), "1");
+  // What version 1 held is still there, and the new tables work.
+  EXPECT_EQ((*store->InstanceByNode("gpu1"))->id, "i-1");
+  EXPECT_EQ(*store->Counter("spot_interruptions"), 2);
+  SampleRecord sample{.at = At(10), .demand_gpus = 4, .pending_by_class = {{"high", 1}}};
+  ASSERT_TRUE(
+      store
+          ->RecordSample(sample, {{.job = 7, .submit = At(0), .start = At(5), .priority_class = "high"}}, kInfinitePast)
+          .ok());
+  EXPECT_EQ(store->Samples(kInfinitePast)->size(), 1u);
+  EXPECT_EQ(store->JobStarts(kInfinitePast)->size(), 1u);
+  // Opening again changes nothing.
+  store.reset();
+  ASSERT_NE(OpenOrDie(path_), nullptr);
+  EXPECT_EQ(Query("SELECT version FROM schema_version"), "2");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples"), "1");
+}
+
+TEST_F(StoreFileTest, VersionZeroIsNotATideFile) {
+  ASSERT_NE(OpenOrDie(path_), nullptr);
+  Query("UPDATE schema_version SET version = 0");
+  auto store = Store::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Msg(store.status()), HasSubstr("not a tide state file"));
+}
+
+TEST_F(StoreFileTest, ReadOnlyConnectionSeesTheWritersCommits) {
+  auto writer = OpenOrDie(path_);
+  ASSERT_NE(writer, nullptr);
+  auto reader = Store::OpenReadOnly(path_);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_TRUE((*reader)->Samples(kInfinitePast)->empty());
+  ASSERT_TRUE(writer->RecordSample({.at = At(10), .demand_gpus = 8}, {}, kInfinitePast).ok());
+  auto samples = (*reader)->Samples(kInfinitePast);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_DOUBLE_EQ((*samples)[0].demand_gpus, 8);
+  // It cannot write.
+  const Status write = (*reader)->AddCounter("x", 1);
+  EXPECT_FALSE(write.ok());
+  EXPECT_THAT(Msg(write), HasSubstr(path_));
+  EXPECT_EQ(*writer->Counter("x"), 0);
+}
+
+TEST_F(StoreFileTest, ReadOnlyOpenRefusesWhatItCannotRead) {
+  auto missing = Store::OpenReadOnly(path_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Msg(missing.status()), HasSubstr(path_));
+  EXPECT_FALSE(std::filesystem::exists(path_));  // not created
+
+  ASSERT_NE(OpenOrDie(path_), nullptr);
+  Query("UPDATE schema_version SET version = 1");
+  auto old = Store::OpenReadOnly(path_);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Msg(old.status()), HasSubstr(StrCat(path_, ": schema version 1")));
+  EXPECT_EQ(Query("SELECT version FROM schema_version"), "1");  // a reader never upgrades
 }
 
 TEST_F(StoreFileTest, NotADatabaseRefused) {
@@ -447,6 +527,124 @@ TEST_F(StoreTest, Values) {
   ASSERT_TRUE(store_->SetValue("cursor", "1").ok());
   ASSERT_TRUE(store_->SetValue("cursor", "2").ok());
   EXPECT_EQ(store_->GetValue("cursor")->value_or(""), "2");
+}
+
+TEST_F(StoreTest, SamplesRoundTrip) {
+  SampleRecord a{.at = At(0),
+                 .demand_gpus = 12.5,
+                 .running_gpus = 8,
+                 .capacity_gpus = {.reserved = 0, .on_demand = 8, .spot = 16},
+                 .util_gpus = 6.25,
+                 .pending_jobs = 3,
+                 .running_jobs = 2,
+                 .pending_by_class = {{"high", 1}, {"low", 2}},
+                 .cost_rate = {.reserved = 0, .on_demand = 32, .spot = 20},
+                 .spot_interruptions = 1,
+                 .lost_work_gpu_hours = 0.5};
+  SampleRecord b{.at = At(10), .demand_gpus = 1};  // no utilisation source, no class
+  EXPECT_FALSE(store_->LatestSample()->has_value());
+  ASSERT_TRUE(store_->RecordSample(b, {}, kInfinitePast).ok());
+  ASSERT_TRUE(store_->RecordSample(a, {}, kInfinitePast).ok());
+  auto got = store_->Samples(kInfinitePast);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);
+  const SampleRecord& r = (*got)[0];  // oldest first
+  EXPECT_EQ(r.at, At(0));
+  EXPECT_DOUBLE_EQ(r.demand_gpus, 12.5);
+  EXPECT_DOUBLE_EQ(r.running_gpus, 8);
+  EXPECT_DOUBLE_EQ(r.capacity_gpus.on_demand, 8);
+  EXPECT_DOUBLE_EQ(r.capacity_gpus.spot, 16);
+  ASSERT_TRUE(r.util_gpus.has_value());
+  EXPECT_DOUBLE_EQ(*r.util_gpus, 6.25);
+  EXPECT_EQ(r.pending_jobs, 3);
+  EXPECT_EQ(r.running_jobs, 2);
+  EXPECT_THAT(r.pending_by_class,
+              ElementsAre(std::pair<std::string, int64_t>{"high", 1}, std::pair<std::string, int64_t>{"low", 2}));
+  EXPECT_DOUBLE_EQ(r.cost_rate.on_demand, 32);
+  EXPECT_DOUBLE_EQ(r.cost_rate.spot, 20);
+  EXPECT_EQ(r.spot_interruptions, 1);
+  EXPECT_DOUBLE_EQ(r.lost_work_gpu_hours, 0.5);
+  EXPECT_FALSE((*got)[1].util_gpus.has_value());
+  EXPECT_TRUE((*got)[1].pending_by_class.empty());
+  EXPECT_EQ(store_->Samples(At(5))->size(), 1u);
+  EXPECT_EQ(store_->LatestSample()->value_or(kT0), At(10));
+}
+
+TEST_F(StoreTest, OneSamplePerSecondAndOneStartPerJob) {
+  const JobStartRecord start{.job = 7, .submit = At(0), .start = At(30), .priority_class = "normal"};
+  ASSERT_TRUE(
+      store_->RecordSample({.at = At(60), .demand_gpus = 2, .pending_by_class = {{"low", 1}}}, {start}, kInfinitePast)
+          .ok());
+  // The same second again (two loops in one second) and the same job again
+  // (seen running at every loop) change nothing.
+  JobStartRecord again = start;
+  again.start = At(50);
+  ASSERT_TRUE(store_
+                  ->RecordSample({.at = At(60), .demand_gpus = 9, .pending_by_class = {{"low", 5}}}, {again, start},
+                                 kInfinitePast)
+                  .ok());
+  auto samples = store_->Samples(kInfinitePast);
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_DOUBLE_EQ((*samples)[0].demand_gpus, 2);
+  EXPECT_THAT((*samples)[0].pending_by_class, ElementsAre(std::pair<std::string, int64_t>{"low", 1}));
+  auto starts = store_->JobStarts(kInfinitePast);
+  ASSERT_EQ(starts->size(), 1u);
+  EXPECT_EQ((*starts)[0].start, At(30));
+  EXPECT_EQ((*starts)[0].priority_class, "normal");
+  // A reused job id with another submit time is another job.
+  ASSERT_TRUE(
+      store_->RecordSample({.at = At(70)}, {{.job = 7, .submit = At(65), .start = At(68)}}, kInfinitePast).ok());
+  EXPECT_EQ(store_->JobStarts(kInfinitePast)->size(), 2u);
+}
+
+TEST_F(StoreTest, RecordSamplePrunesTheHistory) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store_
+                    ->RecordSample({.at = At(i * 100), .pending_by_class = {{"high", i + 1}}},
+                                   {{.job = i + 1, .submit = At(i * 100 - 10), .start = At(i * 100)}}, kInfinitePast)
+                    .ok());
+  }
+  ASSERT_TRUE(store_->RecordSample({.at = At(500)}, {}, At(300)).ok());
+  auto samples = store_->Samples(kInfinitePast);
+  ASSERT_TRUE(samples.ok());
+  std::vector<int64_t> times;
+  for (const auto& s : *samples) times.push_back((s.at - kT0).count());
+  EXPECT_THAT(times, ElementsAre(300, 400, 500));
+  EXPECT_EQ((*samples)[0].pending_by_class[0].second, 4);
+  // The pruned samples' class counts went with them.
+  auto pending = store_->Samples(kInfinitePast);
+  int rows = 0;
+  for (const auto& s : *pending) rows += static_cast<int>(s.pending_by_class.size());
+  EXPECT_EQ(rows, 2);
+  auto starts = store_->JobStarts(kInfinitePast);
+  ASSERT_TRUE(starts.ok());
+  std::vector<int64_t> jobs;
+  for (const auto& j : *starts) jobs.push_back(j.job);
+  EXPECT_THAT(jobs, ElementsAre(4, 5));
+}
+
+TEST_F(StoreTest, RecordSampleRefusesBadValuesAndWritesNothing) {
+  struct Case {
+    std::string name;
+    SampleRecord sample;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"negative demand", {.at = At(1), .demand_gpus = -1}, "demand_gpus"},
+      {"nan capacity", {.at = At(1), .capacity_gpus = {.spot = std::nan("")}}, "capacity_gpus.spot"},
+      {"negative util", {.at = At(1), .util_gpus = -0.5}, "util_gpus"},
+      {"negative class count", {.at = At(1), .pending_by_class = {{"high", -2}}}, "pending_jobs/high"},
+      {"infinite lost work", {.at = At(1), .lost_work_gpu_hours = INFINITY}, "lost_work_gpu_hours"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Status s = store_->RecordSample(c.sample, {{.job = 1, .submit = At(0), .start = At(1)}}, kInfinitePast);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(Msg(s), HasSubstr(c.field));
+    EXPECT_THAT(Msg(s), HasSubstr("2026-01-05"));  // the sample's time
+  }
+  EXPECT_TRUE(store_->Samples(kInfinitePast)->empty());
+  EXPECT_TRUE(store_->JobStarts(kInfinitePast)->empty());
 }
 
 TEST_F(StoreTest, LostWorkSumAndJobEvents) {

@@ -1,5 +1,7 @@
 #include "model/timeline.h"
 
+#include "model/cluster.h"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -125,6 +127,20 @@ Timeline TimelineRecorder::Finish(Timestamp end) const {
     t.totals.push_back(std::move(sum));
   }
   return t;
+}
+
+TimelineRecorder ReportTimeline(Timestamp start, Duration step, const std::vector<std::string>& classes,
+                                int64_t max_buckets) {
+  std::vector<std::string> levels(std::begin(kReportLevels), std::end(kReportLevels));
+  for (const auto& c : classes) levels.push_back("pending_jobs/" + c);
+  std::vector<std::pair<std::string, std::string>> integrals;
+  for (int t = 0; t < kNumTiers; ++t) {
+    const std::string tier(TierName(static_cast<Tier>(t)));
+    integrals.emplace_back("cost_rate/" + tier, "cost/" + tier);
+  }
+  return TimelineRecorder(start, step, std::move(levels),
+                          std::vector<std::string>(std::begin(kReportTotals), std::end(kReportTotals)), max_buckets,
+                          std::move(integrals));
 }
 
 std::vector<int64_t> Percentiles0To100(std::vector<int64_t> values) {

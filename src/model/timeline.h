@@ -76,6 +76,19 @@ class TimelineRecorder {
   Timestamp held_until_;
 };
 
+// The series of the HTML report's timeline (docs/design/report.md), which the
+// simulator and the live controller both record, in this order. Levels:
+// kReportLevels, then "pending_jobs/<class>" for each priority class. Totals:
+// kReportTotals, then "cost/<tier>", the integrals of "cost_rate/<tier>".
+inline constexpr const char* kReportLevels[] = {
+    "demand_gpus", "running_gpus", "capacity_gpus/reserved", "capacity_gpus/on-demand", "capacity_gpus/spot",
+    "util_gpus", "pending_jobs", "cost_rate/reserved", "cost_rate/on-demand", "cost_rate/spot"};
+inline constexpr const char* kReportTotals[] = {"cost/egress", "spot_interruptions", "lost_work_gpu_hours"};
+
+// A recorder for those series.
+TimelineRecorder ReportTimeline(Timestamp start, Duration step, const std::vector<std::string>& classes,
+                                int64_t max_buckets = 2048);
+
 // The 0th..100th nearest-rank percentiles of `values` (101 values; the
 // p-th is the ceil(p/100 * n)-th smallest, the smallest for p = 0): the
 // report's wait distribution. Empty if `values` is.

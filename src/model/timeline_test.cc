@@ -69,5 +69,17 @@ TEST(TimelineRecorder, EmptyRunHasNoBuckets) {
   EXPECT_TRUE(t.levels[0].empty());
 }
 
+TEST(Percentiles0To100, NearestRank) {
+  const auto q = Percentiles0To100({40, 10, 30, 20});
+  ASSERT_EQ(q.size(), 101u);
+  EXPECT_EQ(q[0], 10);   // the smallest
+  EXPECT_EQ(q[25], 10);  // ceil(0.25 * 4) = 1st
+  EXPECT_EQ(q[26], 20);
+  EXPECT_EQ(q[50], 20);  // 2nd, as sim::ComputePercentiles' p50
+  EXPECT_EQ(q[99], 40);
+  EXPECT_EQ(q[100], 40);  // the largest
+  EXPECT_TRUE(Percentiles0To100({}).empty());
+}
+
 }  // namespace
 }  // namespace tide::model

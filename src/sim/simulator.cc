@@ -1006,7 +1006,7 @@ void Simulator::ScheduleTick(Timestamp now) {
 void Simulator::RecordTimeline(Timestamp now) {
   if (!timeline_) return;
   const size_t classes = spec_->priority_classes.size();
-  constexpr size_t kFixed = std::size(kTimelineLevels);
+  constexpr size_t kFixed = std::size(model::kReportLevels);
   levels_.assign(kFixed + classes, 0.0);
   double demand = 0, running = 0, util = 0, pending = 0;
   for (const Job& j : state_.jobs) {
@@ -1057,16 +1057,9 @@ void Simulator::UpdateProgress(Timestamp now) {
 Result<SimOutput> Simulator::Run() {
   TIDE_RETURN_IF_ERROR(Init());
   if (options_.record_timeline) {
-    std::vector<std::string> levels(std::begin(kTimelineLevels), std::end(kTimelineLevels));
-    for (const auto& c : spec_->priority_classes) levels.push_back(StrCat("pending_jobs/", c.name));
-    std::vector<std::pair<std::string, std::string>> integrals;
-    for (int t = 0; t < model::kNumTiers; ++t) {
-      const std::string tier(model::TierName(static_cast<model::Tier>(t)));
-      integrals.emplace_back(StrCat("cost_rate/", tier), StrCat("cost/", tier));
-    }
-    timeline_.emplace(t0_, options_.timeline_step, std::move(levels),
-                      std::vector<std::string>(std::begin(kTimelineTotals), std::end(kTimelineTotals)),
-                      options_.timeline_max_buckets, std::move(integrals));
+    std::vector<std::string> classes;
+    for (const auto& c : spec_->priority_classes) classes.push_back(c.name);
+    timeline_.emplace(model::ReportTimeline(t0_, options_.timeline_step, classes, options_.timeline_max_buckets));
     timeline_at_ = t0_;
     RecordTimeline(t0_);
   }

@@ -61,14 +61,6 @@ struct SimProgress {
   std::atomic<bool> finished{false};
 };
 
-// Timeline series the simulator records (SimOptions::record_timeline);
-// docs/report.md lists them. "pending_jobs/<class>" follows for each class.
-inline constexpr const char* kTimelineLevels[] = {
-    "demand_gpus", "running_gpus", "capacity_gpus/reserved", "capacity_gpus/on-demand", "capacity_gpus/spot",
-    "util_gpus", "pending_jobs", "cost_rate/reserved", "cost_rate/on-demand", "cost_rate/spot"};
-// Totals set at each instant; "cost/<tier>" follow, the integrals of "cost_rate/<tier>".
-inline constexpr const char* kTimelineTotals[] = {"cost/egress", "spot_interruptions", "lost_work_gpu_hours"};
-
 struct SimOptions {
   uint64_t seed = 1;
   // Keep the decision log (scale-ups, releases, reports, job starts).

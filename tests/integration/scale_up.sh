@@ -36,5 +36,25 @@ fi
 wait_for 30 '[ "$(sinfo -h -N -p gpu -o %T | sort -u | tr -d "\n")" = "drained~" ]' && ok "every node powered down and drained again" || bad "nodes: $(sinfo -h -N -p gpu -o '%N=%T' | tr '\n' ' ')"
 cost=$(curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | grep '^tide_cost_total' | awk '{s+=$2} END {print s+0}')
 [ "$(echo "$cost > 0" | bc)" = 1 ] && ok "cost recorded: $cost USD" || bad "no cost in /metrics"
+# The live status page and its data: the history shows the demand and the
+# nodes bought for it (spot first here, on-demand if spot ran out).
+if curl -sf "http://127.0.0.1:$HTTP_PORT/" | grep -q 'data-source="/api/v1/report"'; then
+  ok "GET / serves the live status page"
+else
+  bad "GET / did not serve the live status page"
+fi
+report=$(curl -sf "http://127.0.0.1:$HTTP_PORT/api/v1/report" || true)
+peaks=$(perl -MJSON::PP -e '
+  my $r = eval { decode_json(join("", <STDIN>)) } or do { print "unparsable"; exit };
+  my $s = $r->{policies}[0]{timeline}{series} or do { print "no timeline"; exit };
+  my $max = sub { my $m = 0; for (@{$s->{$_[0]} || []}) { $m = $_ if $_ > $m } $m };
+  printf "mode=%s demand=%g capacity=%g", $r->{mode}, $max->("demand_gpus"),
+    $max->("capacity_gpus/spot") + $max->("capacity_gpus/on-demand");' <<<"$report")
+if [[ "$peaks" =~ ^mode=live\ demand=([0-9.]+)\ capacity=([0-9.]+)$ ]] &&
+   [ "$(echo "${BASH_REMATCH[1]} > 0 && ${BASH_REMATCH[2]} > 0" | bc)" = 1 ]; then
+  ok "GET /api/v1/report has the timeline: peak demand ${BASH_REMATCH[1]} GPUs, peak capacity ${BASH_REMATCH[2]} GPUs"
+else
+  bad "GET /api/v1/report: $peaks (${report:0:200})"
+fi
 tide_stop
 ok "tide stopped on SIGTERM"

@@ -228,10 +228,16 @@
   }
 
   // ---- the report -----------------------------------------------------------
+  // A series as long as the timeline: what is missing is drawn as 0.
   function seriesOf(p, name) {
-    const s = p.timeline && p.timeline.series[name];
-    return s || [];
+    const n = p.timeline ? p.timeline.buckets : 0;
+    const s = (p.timeline && p.timeline.series[name]) || [];
+    if (s.length === n) return s;
+    const out = new Array(n);
+    for (let i = 0; i < n; ++i) out[i] = typeof s[i] === "number" ? s[i] : 0;
+    return out;
   }
+  const hasSeries = (p, name) => Boolean(p.timeline && p.timeline.series[name]);
   function times(p, mid) {  // bucket middles (levels) or ends (totals)
     const tl = p.timeline, out = new Array(tl.buckets);
     for (let i = 0; i < tl.buckets; ++i) out[i] = tl.start + tl.step * (i + (mid ? 0.5 : 1));
@@ -402,8 +408,15 @@
       return a.map((v, i) => v + b[i] + c[i]);
     };
     const pct = (v) => Math.round(v * 100) + "%";
+    const measured = policies.filter((p) => hasSeries(p, "util_gpus"));
     chart(g4, { id: "util:measured", title: "Measured GPU utilisation", x: X, zone: z, y: { max: 1, format: pct },
-      series: policies.map((p, i) => ({ name: p.name, color: color(i), dash: dash(i), xs: times(p, true), ys: ratio(seriesOf(p, "util_gpus"), paid(p)) })) });
+      series: measured.map((p) => {
+        const i = policies.indexOf(p);
+        return { name: p.name, color: color(i), dash: dash(i), xs: times(p, true), ys: ratio(seriesOf(p, "util_gpus"), paid(p)) };
+      }) });
+    if (!measured.length) {
+      html("p", { class: "note" }, g4.lastChild, "No utilisation data: configure live.metrics (Prometheus with DCGM) to see it.");
+    }
     chart(g4, { id: "util:allocated", title: "GPUs allocated to jobs", x: X, zone: z, y: { max: 1, format: pct },
       series: policies.map((p, i) => ({ name: p.name, color: color(i), dash: dash(i), xs: times(p, true), ys: ratio(seriesOf(p, "running_gpus"), paid(p)) })) });
 
