@@ -55,9 +55,11 @@ TEST(RenderHtml, IsOnePageWithNothingToFetch) {
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   EXPECT_NE(page.find("<style>"), std::string::npos);
   EXPECT_NE(page.find("function chart("), std::string::npos);  // the script is inlined
-  // No external resource: no src= or href= attributes, no stylesheet link, no fetch of a URL.
-  EXPECT_FALSE(std::regex_search(page, std::regex(R"((src|href)\s*=)")));
-  EXPECT_EQ(page.find("<link"), std::string::npos);
+  // No external resource: no src= or href= attribute but data: ones (the
+  // empty icon, so that browsers ask for no favicon), no stylesheet link.
+  EXPECT_FALSE(std::regex_search(page, std::regex(R"((src|href)\s*=\s*"(?!data:))")));
+  EXPECT_NE(page.find(R"(<link rel="icon" href="data:,">)"), std::string::npos);
+  EXPECT_EQ(page.find("stylesheet"), std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);
   // The markers are all filled.
   EXPECT_EQ(page.find("/*@"), std::string::npos);

@@ -38,7 +38,10 @@ cost=$(curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | grep '^tide_cost_total' 
 [ "$(echo "$cost > 0" | bc)" = 1 ] && ok "cost recorded: $cost USD" || bad "no cost in /metrics"
 # The live status page and its data: the history shows the demand and the
 # nodes bought for it (spot first here, on-demand if spot ran out).
-if curl -sf "http://127.0.0.1:$HTTP_PORT/" | grep -q 'data-source="/api/v1/report"'; then
+# (Read whole before grep: under pipefail, `curl | grep -q` fails when grep
+# stops reading before curl has written everything, as curl then gets EPIPE.)
+page=$(curl -sf "http://127.0.0.1:$HTTP_PORT/" || true)
+if grep -q 'data-source="/api/v1/report"' <<<"$page"; then
   ok "GET / serves the live status page"
 else
   bad "GET / did not serve the live status page"
@@ -55,6 +58,36 @@ if [[ "$peaks" =~ ^mode=live\ demand=([0-9.]+)\ capacity=([0-9.]+)$ ]] &&
   ok "GET /api/v1/report has the timeline: peak demand ${BASH_REMATCH[1]} GPUs, peak capacity ${BASH_REMATCH[2]} GPUs"
 else
   bad "GET /api/v1/report: $peaks (${report:0:200})"
+fi
+# The live page in a real browser (tests/report/check_report.py --live): in
+# headless Chromium it draws every chart, its headline equals the JSON it was
+# drawn from, it logs no error and fetches nothing but /api/v1/report, which
+# it fetches and draws again every loop (2 s here). The screenshot and the
+# checker's lines are kept (the lab is removed when the test passes).
+if [ -z "${CHROMIUM:-}" ]; then
+  for c in chromium chromium-browser google-chrome google-chrome-stable; do
+    if command -v "$c" >/dev/null 2>&1; then CHROMIUM=$(command -v "$c"); break; fi
+  done
+fi
+if [ -z "${CHROMIUM:-}" ] || [ ! -x "$CHROMIUM" ] || ! command -v python3 >/dev/null 2>&1; then
+  note "SKIP the live page in headless Chromium: no Chromium (chromium, chromium-browser, google-chrome; or CHROMIUM=path) or no python3"
+else
+  live_out=${LIVE_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/tide-it-scale-up-live.XXXXXX")}
+  mkdir -p "$live_out"
+  rc=0
+  python3 "$ROOT/tests/report/check_report.py" --chromium "$CHROMIUM" --browser-log "$live_out/chromium.log" \
+    --live "http://127.0.0.1:$HTTP_PORT/,screenshot=$live_out/live.png" >"$live_out/check.log" 2>&1 || rc=$?
+  if [ $rc = 0 ] && grep -q '^RESULT live passed' "$live_out/check.log"; then
+    ok "the live page in headless Chromium: $(sed -n 's/^ok   \([0-9]* of [0-9]* charts drawn\).*/\1/p' "$live_out/check.log"), headline = the JSON it drew, no console error, no other request; $(sed -n 's/^ok   refresh: \(.*\) of the navigation (at \(.*\))$/\1 (at \2)/p' "$live_out/check.log")"
+  else
+    sed 's/^/    /' "$live_out/check.log"
+    bad "the live page in headless Chromium: checker exit $rc (the lines starting FAIL above; Chromium's log: $live_out/chromium.log)"
+  fi
+  if [ -s "$live_out/live.png" ]; then
+    note "live page screenshot: $live_out/live.png (checker output: $live_out/check.log)"
+  else
+    note "no live page screenshot (checker output: $live_out/check.log)"
+  fi
 fi
 tide_stop
 ok "tide stopped on SIGTERM"

@@ -29,7 +29,7 @@
     return v.toFixed(a >= 10 ? 1 : 2);
   }
   const UNITS = {
-    money: (v) => thousands(v, 0),
+    money: (v) => thousands(v, v !== 0 && Math.abs(v) < 100 ? 2 : 0),  // small sums (a live page) keep the cents
     count: (v) => thousands(v, 0),
     hours: (v) => thousands(v, 1),
     pct: (v) => (v * 100).toFixed(1) + "%",
