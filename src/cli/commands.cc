@@ -9,7 +9,6 @@
 #include <map>
 #include <optional>
 
-#include "date/tz.h"
 
 #include "autoscale/policy.h"
 #include "cli/progress.h"
@@ -74,15 +73,6 @@ Status CheckWritable(const std::string& path) {
   return OkStatus();
 }
 
-Status CheckTimeZone(const std::string& name) {
-  try {
-    (void)date::locate_zone(name);
-  } catch (const std::exception&) {
-    return absl::InvalidArgumentError(
-        StrCat("--time-zone: unknown time zone '", name, "'; use an IANA name like Asia/Shanghai or UTC"));
-  }
-  return OkStatus();
-}
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -167,7 +157,9 @@ int Simulate(const SimulateArgs& args) {
   if (!policies.ok()) return Fail(policies.status());
 
   const std::string time_zone = args.time_zone.empty() ? cfg->DisplayTimeZone() : args.time_zone;
-  if (auto z = CheckTimeZone(time_zone); !z.ok()) return Fail(z);
+  if (auto z = config::CheckTimeZone(time_zone); !z.ok()) {
+    return Fail(absl::InvalidArgumentError(StrCat("--time-zone: ", Message(z))));
+  }
   // Outputs are checked before a long run, not after it.
   for (const std::string* out : {&args.json_out, &args.html_out, &args.decision_log}) {
     if (auto w = CheckWritable(*out); !w.ok()) return Fail(w);

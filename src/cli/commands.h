@@ -138,8 +138,6 @@ absl::Status WriteFile(const std::string& path, const std::string& text);
 // NotFound naming `path` if it cannot be written (no such directory, a
 // directory, no permission); "" and "-" pass.
 absl::Status CheckWritable(const std::string& path);
-// InvalidArgument naming --time-zone unless `name` is an IANA time zone.
-absl::Status CheckTimeZone(const std::string& name);
 
 }  // namespace tide::cli
 

@@ -326,13 +326,23 @@ Status ParsePool(const Field& f, const std::vector<model::InstanceType>& types, 
   return OkStatus();
 }
 
-// The IANA zone `name`, read from field `f`.
-Result<const date::time_zone*> Zone(const Field& f, const std::string& name) {
+// The IANA zone `name`; nullptr if the tz database has none.
+const date::time_zone* FindZone(const std::string& name) {
   try {
     return date::locate_zone(name);
   } catch (const std::exception&) {
-    return f.Error(StrCat("unknown time zone '", name, "'; use an IANA name like Asia/Shanghai or UTC"));
+    return nullptr;
   }
+}
+
+std::string UnknownZone(const std::string& name) {
+  return StrCat("unknown time zone '", name, "'; use an IANA name like Asia/Shanghai or UTC");
+}
+
+// The IANA zone `name`, read from field `f`.
+Result<const date::time_zone*> Zone(const Field& f, const std::string& name) {
+  if (const date::time_zone* z = FindZone(name)) return z;
+  return f.Error(UnknownZone(name));
 }
 
 Status ParseSchedule(const Field& f, const model::ClusterSpec& cluster, autoscale::ScheduleOptions* o) {
@@ -932,6 +942,11 @@ Result<Config> ParseConfig(const std::string& text, const std::string& name) {
     return absl::InvalidArgumentError(
         StrCat(name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
   }
+}
+
+Status CheckTimeZone(const std::string& name) {
+  if (FindZone(name) != nullptr) return OkStatus();
+  return absl::InvalidArgumentError(UnknownZone(name));
 }
 
 Result<Config> LoadConfig(const std::string& path) {

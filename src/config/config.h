@@ -55,6 +55,10 @@ struct Config {
   }
 };
 
+// InvalidArgument ("unknown time zone 'X'; ...") unless `name` is an IANA
+// time zone the tz database knows.
+Status CheckTimeZone(const std::string& name);
+
 // Reads and validates a configuration file.
 Result<Config> LoadConfig(const std::string& path);
 // The same, from text; `name` stands for the file in error messages.

@@ -117,23 +117,27 @@ Replay ReplaySamples(const config::Config& config, const std::vector<SampleRecor
   std::vector<std::string> classes;
   std::map<std::string, size_t> class_level;
   for (const auto& c : config.cluster.priority_classes) {
-    class_level[c.name] = std::size(model::kReportLevels) + classes.size();
+    class_level[c.name] = model::kNumReportLevels + classes.size();
     classes.push_back(c.name);
   }
   model::TimelineRecorder recorder = model::ReportTimeline(samples.front().at, Interval(config), classes);
   const Duration longest = LongestHold(config);
   Timestamp end = samples.front().at;
-  std::vector<double> values(std::size(model::kReportLevels) + classes.size());
+  std::vector<double> values(model::kNumReportLevels + classes.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     const SampleRecord& s = samples[i];
     const Timestamp next = i + 1 < samples.size() ? samples[i + 1].at : std::max(now, s.at + Seconds(1));
     const Timestamp until = std::min(next, s.at + longest);
     std::fill(values.begin(), values.end(), 0.0);
-    size_t k = 0;
-    for (double v : {s.demand_gpus, s.running_gpus, s.capacity_gpus.reserved, s.capacity_gpus.on_demand,
-                     s.capacity_gpus.spot, s.util_gpus.value_or(0), static_cast<double>(s.pending_jobs),
-                     s.cost_rate.reserved, s.cost_rate.on_demand, s.cost_rate.spot}) {
-      values[k++] = v;
+    using namespace model;  // the ReportLevel positions
+    values[kDemandGpus] = s.demand_gpus;
+    values[kRunningGpus] = s.running_gpus;
+    values[kUtilGpus] = s.util_gpus.value_or(0);
+    values[kPendingJobs] = static_cast<double>(s.pending_jobs);
+    for (const auto& [offset, by_tier] : {std::pair{kCapacityGpus, &s.capacity_gpus}, std::pair{kCostRate, &s.cost_rate}}) {
+      values[offset + static_cast<size_t>(model::Tier::kReserved)] = by_tier->reserved;
+      values[offset + static_cast<size_t>(model::Tier::kOnDemand)] = by_tier->on_demand;
+      values[offset + static_cast<size_t>(model::Tier::kSpot)] = by_tier->spot;
     }
     for (const auto& [name, jobs] : s.pending_by_class) {
       if (auto it = class_level.find(name); it != class_level.end()) values[it->second] += static_cast<double>(jobs);

@@ -17,7 +17,9 @@
 #ifndef TIDE_MODEL_TIMELINE_H_
 #define TIDE_MODEL_TIMELINE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,7 +59,6 @@ class TimelineRecorder {
   // levels and the previous value for totals.
   Timeline Finish(Timestamp end) const;
 
-  int64_t step_seconds() const { return step_; }
 
  private:
   int64_t Bucket(Timestamp t);  // compacts as needed; -1 before start
@@ -84,6 +85,18 @@ inline constexpr const char* kReportLevels[] = {
     "demand_gpus", "running_gpus", "capacity_gpus/reserved", "capacity_gpus/on-demand", "capacity_gpus/spot",
     "util_gpus", "pending_jobs", "cost_rate/reserved", "cost_rate/on-demand", "cost_rate/spot"};
 inline constexpr const char* kReportTotals[] = {"cost/egress", "spot_interruptions", "lost_work_gpu_hours"};
+// Positions in kReportLevels; "<tier>" ones are followed by the other tiers,
+// in model::Tier order. The per-class levels start at kNumReportLevels.
+enum ReportLevel : size_t {
+  kDemandGpus = 0,
+  kRunningGpus = 1,
+  kCapacityGpus = 2,  // + tier
+  kUtilGpus = 5,
+  kPendingJobs = 6,
+  kCostRate = 7,      // + tier
+  kNumReportLevels = 10,
+};
+static_assert(std::size(kReportLevels) == kNumReportLevels);
 
 // A recorder for those series.
 TimelineRecorder ReportTimeline(Timestamp start, Duration step, const std::vector<std::string>& classes,

@@ -1006,15 +1006,15 @@ void Simulator::ScheduleTick(Timestamp now) {
 void Simulator::RecordTimeline(Timestamp now) {
   if (!timeline_) return;
   const size_t classes = spec_->priority_classes.size();
-  constexpr size_t kFixed = std::size(model::kReportLevels);
-  levels_.assign(kFixed + classes, 0.0);
+  using namespace model;  // the ReportLevel positions
+  levels_.assign(kNumReportLevels + classes, 0.0);
   double demand = 0, running = 0, util = 0, pending = 0;
   for (const Job& j : state_.jobs) {
     if (j.state == JobState::kPending) {
       demand += j.spec.GpuEquivalents();
       ++pending;
       if (j.spec.priority_class >= 0 && static_cast<size_t>(j.spec.priority_class) < classes) {
-        levels_[kFixed + static_cast<size_t>(j.spec.priority_class)] += 1;
+        levels_[kNumReportLevels + static_cast<size_t>(j.spec.priority_class)] += 1;
       }
       continue;
     }
@@ -1027,13 +1027,13 @@ void Simulator::RecordTimeline(Timestamp now) {
   for (const Node& n : state_.nodes) {  // every node is billed from request to release
     const model::NodePool& pool = spec_->pools[n.pool];
     const auto tier = static_cast<size_t>(pool.tier);
-    levels_[2 + tier] += n.gpus;
-    levels_[7 + tier] += pool.price_per_hour;
+    levels_[kCapacityGpus + tier] += n.gpus;
+    levels_[kCostRate + tier] += pool.price_per_hour;
   }
-  levels_[0] = demand;
-  levels_[1] = running;
-  levels_[5] = util;
-  levels_[6] = pending;
+  levels_[kDemandGpus] = demand;
+  levels_[kRunningGpus] = running;
+  levels_[kUtilGpus] = util;
+  levels_[kPendingJobs] = pending;
   totals_ = {ledger_.egress(), static_cast<double>(result_.spot_interruptions), result_.lost_work_gpu_hours};
   timeline_->Set(now, totals_);
   timeline_at_ = now;
@@ -1049,7 +1049,6 @@ void Simulator::HoldTimeline(Timestamp now) {
 void Simulator::UpdateProgress(Timestamp now) {
   if (options_.progress == nullptr) return;
   options_.progress->now.store(ToUnixSeconds(now), std::memory_order_relaxed);
-  options_.progress->jobs_read.store(next_job_id_ - 1, std::memory_order_relaxed);
   options_.progress->jobs_done.store(result_.jobs_completed + result_.jobs_cancelled, std::memory_order_relaxed);
   options_.progress->events.store(result_.events, std::memory_order_relaxed);
 }

@@ -55,7 +55,6 @@ namespace tide::sim {
 // thread. The simulator only stores into it (relaxed); it reads no clock.
 struct SimProgress {
   std::atomic<int64_t> now{0};         // simulated time, unix seconds
-  std::atomic<int64_t> jobs_read{0};   // jobs submitted so far
   std::atomic<int64_t> jobs_done{0};   // jobs completed or cancelled
   std::atomic<int64_t> events{0};
   std::atomic<bool> finished{false};
