@@ -46,7 +46,8 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     const bool leaving = n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id);
     if ((n.state == NodeState::kReady || n.state == NodeState::kProvisioning) && !leaving) usable.push_back(&n);
   }
-  std::sort(usable.begin(), usable.end(), [](const model::Node* a, const model::Node* b) { return a->id < b->id; });
+  auto by_id = [](const model::Node* a, const model::Node* b) { return a->id < b->id; };
+  if (!std::is_sorted(usable.begin(), usable.end(), by_id)) std::sort(usable.begin(), usable.end(), by_id);
 
   ctx->snap = std::make_unique<sched::CapacitySnapshot>(num_pools, std::max(1, spec.MaxGpusPerNode()));
   sched::CapacitySnapshot& snap = *ctx->snap;

@@ -69,46 +69,70 @@ class Reservation {
 SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) const {
   SchedulerOutput out;
   const model::ClusterSpec& spec = *state.spec;
-  std::vector<const Job*> pending = PendingInQueueOrder(state);
-  if (pending.empty()) return out;
-
   const int num_pools = static_cast<int>(spec.pools.size());
   const int max_gpus = std::max(1, spec.MaxGpusPerNode());
+
+  bool any_mig = false;
+  for (const auto& p : spec.pools) any_mig |= p.mig.enabled();
+  auto placeable = [&](const Node& n) {
+    return n.state == NodeState::kReady || (n.state == NodeState::kProvisioning && options_.place_on_provisioning);
+  };
+  if (!any_mig) {
+    // Nothing is free: nothing can start, and no snapshot is needed to say so.
+    bool any_free = false;
+    for (const auto& n : state.nodes) any_free |= n.free_gpus > 0 && placeable(n);
+    if (!any_free) return out;
+  }
+  std::vector<const Job*> pending = PendingInQueueOrder(state);
+  if (pending.empty()) return out;
 
   // Placeable nodes get snapshot slots in id order; nodes that will join later
   // (booting, when we may not place on them) get slots after them.
   std::vector<const Node*> nodes;
   nodes.reserve(state.nodes.size());
   for (const auto& n : state.nodes) nodes.push_back(&n);
-  std::sort(nodes.begin(), nodes.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+  auto by_id = [](const Node* a, const Node* b) { return a->id < b->id; };
+  if (!std::is_sorted(nodes.begin(), nodes.end(), by_id)) std::sort(nodes.begin(), nodes.end(), by_id);
 
   CapacitySnapshot snap(num_pools, max_gpus);
-  CapacitySnapshot full(num_pools, max_gpus);  // every node that is or will be usable, all free
-  absl::flat_hash_map<model::NodeId, int> slot_of;
-  slot_of.reserve(nodes.size());
   std::vector<int> pool_of;
+  pool_of.reserve(nodes.size());
   std::vector<const Node*> joining;
   for (const Node* n : nodes) {
-    const bool placeable = n->state == NodeState::kReady ||
-                           (n->state == NodeState::kProvisioning && options_.place_on_provisioning);
-    if (placeable) {
-      slot_of[n->id] = snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
+    if (placeable(*n)) {
+      snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
       pool_of.push_back(n->pool);
-      full.AddNode(n->id, n->pool, n->gpus, n->gpus);
     } else if (n->state == NodeState::kProvisioning) {
       joining.push_back(n);
-      full.AddNode(n->id, n->pool, n->gpus, n->gpus);
     }
   }
   const int placeable_slots = snap.size();
-  for (const Node* n : joining) {
-    slot_of[n->id] = static_cast<int>(pool_of.size());
-    pool_of.push_back(n->pool);
-  }
-  bool any_mig = false;
-  for (const auto& p : spec.pools) any_mig |= p.mig.enabled();
+  for (const Node* n : joining) pool_of.push_back(n->pool);
+  // Node id -> slot, and every node that is or will be usable with all its
+  // GPUs free: only blocked jobs and slices read them, so they are built on
+  // first use.
+  std::optional<absl::flat_hash_map<model::NodeId, int>> slot_map;
+  auto slot_of = [&]() -> const absl::flat_hash_map<model::NodeId, int>& {
+    if (!slot_map) {
+      slot_map.emplace();
+      slot_map->reserve(pool_of.size());
+      for (int s = 0; s < placeable_slots; ++s) (*slot_map)[snap.id(s)] = s;
+      for (size_t i = 0; i < joining.size(); ++i) (*slot_map)[joining[i]->id] = placeable_slots + static_cast<int>(i);
+    }
+    return *slot_map;
+  };
+  std::optional<CapacitySnapshot> full_snap;
+  auto full = [&]() -> const CapacitySnapshot& {
+    if (!full_snap) {
+      full_snap.emplace(num_pools, max_gpus);
+      for (const Node* n : nodes) {
+        if (placeable(*n) || n->state == NodeState::kProvisioning) full_snap->AddNode(n->id, n->pool, n->gpus, n->gpus);
+      }
+    }
+    return *full_snap;
+  };
   SliceSnapshot slices;
-  if (any_mig) slices.AddFrom(state, slot_of, placeable_slots);
+  if (any_mig) slices.AddFrom(state, slot_of(), placeable_slots);
   if (snap.total_free() == 0 && !any_mig) return out;
 
   // Releases in time order, gathered only if some job is blocked, and put in
@@ -121,17 +145,18 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   auto release_at = [&](size_t i) -> const Release* {
     if (!heap) {
       heap.emplace();
+      const auto& slots = slot_of();
       for (const auto& j : state.jobs) {
         if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
         for (const auto& sh : j.alloc) {
           if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-          auto it = slot_of.find(sh.node);
-          if (it == slot_of.end() || it->second >= placeable_slots) continue;
+          auto it = slots.find(sh.node);
+          if (it == slots.end() || it->second >= placeable_slots) continue;
           heap->push_back({std::max(j.expected_end, now), it->second, sh.workers * j.spec.gpus_per_worker});
         }
       }
-      for (const Node* n : joining) {
-        heap->push_back({std::max(n->ready_at, now), slot_of[n->id], n->gpus});
+      for (size_t i = 0; i < joining.size(); ++i) {
+        heap->push_back({std::max(joining[i]->ready_at, now), placeable_slots + static_cast<int>(i), joining[i]->gpus});
       }
       std::make_heap(heap->begin(), heap->end(), later);
     }
@@ -147,7 +172,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // everything running has ended and everything booting has joined.
   auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
-    if (full.Slots(mask, g) < w) return std::nullopt;
+    if (full().Slots(mask, g) < w) return std::nullopt;
     std::vector<int> free_at(pool_of.size(), 0);
     for (int s = 0; s < placeable_slots; ++s) free_at[s] = snap.free(s);
     int64_t cap = 0;
@@ -197,7 +222,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       if (head) {
         std::vector<SlotShare> whole;
         for (const auto& sh : ns) {
-          if (sh.gpu < 0) whole.push_back({slot_of.at(sh.node), 1});
+          if (sh.gpu < 0) whole.push_back({slot_of().at(sh.node), 1});
         }
         ok = head->Admit(*job, whole, now);
       }

@@ -12,7 +12,7 @@ const JobRun* SimMetrics::At(const RunSegments& segs, Timestamp t) const {
 std::optional<double> SimMetrics::UtilAt(model::JobId job, Timestamp t) const {
   auto it = runs_->find(job);
   if (it == runs_->end()) return std::nullopt;
-  const JobRun* r = At(it->second, t);
+  const JobRun* r = At(it->second.segments, t);
   if (r == nullptr) return std::nullopt;
   return r->UtilAt(t);
 }
@@ -21,7 +21,7 @@ template <typename Pred>
 std::optional<Timestamp> SimMetrics::Since(model::JobId job, Timestamp t, Pred holds) const {
   auto it = runs_->find(job);
   if (it == runs_->end()) return std::nullopt;
-  const RunSegments& segs = it->second;
+  const RunSegments& segs = it->second.segments;
   const JobRun* r = At(segs, t);
   if (r == nullptr || !holds(r->UtilAt(t))) return std::nullopt;
   Timestamp cur = t;
@@ -62,8 +62,8 @@ std::optional<Timestamp> SimMetrics::AboveSince(model::JobId job, double thresho
 template <typename Pred>
 Timestamp SimMetrics::NextFor(model::JobId job, Duration span, Timestamp t, Pred holds) const {
   auto it = runs_->find(job);
-  if (it == runs_->end() || it->second.empty()) return kInfiniteFuture;
-  const JobRun& seg = it->second.back();
+  if (it == runs_->end() || it->second.segments.empty()) return kInfiniteFuture;
+  const JobRun& seg = it->second.segments.back();
   if (t < seg.start()) return kInfiniteFuture;
   Timestamp run_start = kInfiniteFuture;  // start of the current run of holding pieces
   if (holds(seg.UtilAt(t))) {
@@ -91,15 +91,30 @@ template <typename Pred>
 Timestamp SimMetrics::Cached(model::JobId job, bool below, double threshold, Duration span, Timestamp t,
                              Pred holds) const {
   auto it = runs_->find(job);
-  if (it == runs_->end() || it->second.empty()) return kInfiniteFuture;
-  const CacheKey key{job, ToUnixSeconds(it->second.back().start()), it->second.size(), below, threshold, span.count()};
-  auto c = cache_.find(key);
-  // A cached answer u found at some t0 <= t stays right while t <= u: the
-  // condition does not hold before u. Past u it must be asked again.
-  if (c != cache_.end() && t <= c->second) return c->second;
+  if (it == runs_->end() || it->second.segments.empty()) return kInfiniteFuture;
+  RunAnswers& ra = it->second.answers;
+  if (ra.segments != it->second.segments.size()) {
+    ra = RunAnswers{};
+    ra.segments = it->second.segments.size();
+  }
+  RunAnswers::Answer* slot = nullptr;
+  for (int i = 0; i < ra.count; ++i) {
+    RunAnswers::Answer& a = ra.answers[i];
+    if (a.below == below && a.threshold == threshold && a.span == span.count()) {
+      // An answer u found at some t0 <= t stays right while t <= u: the
+      // condition does not hold before u. Past u it must be asked again.
+      if (t <= a.at) return a.at;
+      slot = &a;
+      break;
+    }
+  }
   const Timestamp u = NextFor(job, span, t, holds);
-  if (cache_.size() > 100000) cache_.clear();  // stale segments pile up otherwise
-  cache_[key] = u;
+  if (slot == nullptr) {
+    // A new question; past the array's size the first is forgotten.
+    const int i = ra.count < static_cast<int>(ra.answers.size()) ? ra.count++ : 0;
+    slot = &ra.answers[i];
+  }
+  *slot = RunAnswers::Answer{below, threshold, span.count(), u};
   return u;
 }
 
@@ -114,7 +129,7 @@ Timestamp SimMetrics::NextAboveFor(model::JobId job, double threshold, Duration 
 Timestamp SimMetrics::NextUtilChange(model::JobId job, Timestamp t) const {
   auto it = runs_->find(job);
   if (it == runs_->end()) return kInfiniteFuture;
-  const JobRun* r = At(it->second, t);
+  const JobRun* r = At(it->second.segments, t);
   return r == nullptr ? kInfiniteFuture : r->NextChange(t);
 }
 

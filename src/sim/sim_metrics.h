@@ -3,6 +3,7 @@
 #ifndef TIDE_SIM_SIM_METRICS_H_
 #define TIDE_SIM_SIM_METRICS_H_
 
+#include <array>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,9 +15,34 @@ namespace tide::sim {
 // The segments of a job's current run, oldest first (a resize starts a new one).
 using RunSegments = std::vector<JobRun>;
 
+// What SimMetrics has worked out about a run's segments: the answers to the
+// few "when does utilisation first stay below/above X for Y" questions asked
+// of a job (idle reclaim; the elastic resizer's low, high and bottleneck
+// windows). They hold until the segments change: replacing the record resets
+// them, and an appended segment is noticed by the count.
+struct RunAnswers {
+  struct Answer {
+    bool below = false;
+    double threshold = 0;
+    int64_t span = 0;
+    Timestamp at;
+  };
+  size_t segments = 0;  // the segment count they were found for
+  int count = 0;
+  std::array<Answer, 4> answers;
+};
+
+// One job's current run as SimMetrics reads it. The answers sit beside the
+// segments so that a question answered before costs one look-up.
+struct RunRecord {
+  RunSegments segments;
+  mutable RunAnswers answers;  // SimMetrics's; the owner leaves them alone
+};
+using RunMap = absl::flat_hash_map<model::JobId, RunRecord>;
+
 class SimMetrics final : public model::MetricsView {
  public:
-  explicit SimMetrics(const absl::flat_hash_map<model::JobId, RunSegments>* runs) : runs_(runs) {}
+  explicit SimMetrics(const RunMap* runs) : runs_(runs) {}
 
   std::optional<double> UtilAt(model::JobId job, Timestamp t) const override;
   std::optional<Timestamp> BelowSince(model::JobId job, double threshold, Timestamp t) const override;
@@ -28,31 +54,17 @@ class SimMetrics final : public model::MetricsView {
  private:
   template <typename Pred>
   Timestamp NextFor(model::JobId job, Duration span, Timestamp t, Pred holds) const;
-  // NextFor through a cache: the answer for a segment is fixed until the
-  // segment changes (or its time has come).
+  // NextFor through the record's answers: the answer for a segment is fixed
+  // until the segment changes (or its time has come).
   template <typename Pred>
   Timestamp Cached(model::JobId job, bool below, double threshold, Duration span, Timestamp t, Pred holds) const;
 
-  struct CacheKey {
-    model::JobId job;
-    int64_t segment_start;
-    size_t segments;
-    bool below;
-    double threshold;
-    int64_t span;
-    bool operator==(const CacheKey&) const = default;
-    template <typename H>
-    friend H AbslHashValue(H h, const CacheKey& k) {
-      return H::combine(std::move(h), k.job, k.segment_start, k.segments, k.below, k.threshold, k.span);
-    }
-  };
-  mutable absl::flat_hash_map<CacheKey, Timestamp> cache_;
   // The segment running at `t`, or nullptr.
   const JobRun* At(const RunSegments& segs, Timestamp t) const;
   template <typename Pred>
   std::optional<Timestamp> Since(model::JobId job, Timestamp t, Pred holds) const;
 
-  const absl::flat_hash_map<model::JobId, RunSegments>* runs_;
+  const RunMap* runs_;
 };
 
 }  // namespace tide::sim

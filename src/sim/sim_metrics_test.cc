@@ -51,11 +51,17 @@ JobRun Segment2() { return JobRun(At(520), 400, 1000, 2.0, Seconds(60), Ckpt(400
 class SimMetricsTest : public ::testing::Test {
  protected:
   SimMetricsTest() : metrics_(&runs_) {
-    runs_[1] = {Segment1()};
-    runs_[2] = {Segment1(), Segment2()};
+    runs_[1].segments = {Segment1()};
+    runs_[2].segments = {Segment1(), Segment2()};
   }
-  absl::flat_hash_map<model::JobId, RunSegments> runs_;
+  RunMap runs_;
   SimMetrics metrics_;
+
+  // A SimMetrics that has found no answers yet (answers live in the records).
+  SimMetrics Fresh() {
+    for (auto& [id, r] : runs_) r.answers = {};
+    return SimMetrics(&runs_);
+  }
 };
 
 TEST_F(SimMetricsTest, TheSegmentsAreAsDescribed) {
@@ -174,7 +180,7 @@ TEST_F(SimMetricsTest, NextAboveFor) {
            {"a low threshold holds from the start", 0.01, 600, 0, At(600)},
        }) {
     SCOPED_TRACE(c.name);
-    SimMetrics fresh(&runs_);  // no cached answers
+    SimMetrics fresh = Fresh();
     const Timestamp next = fresh.NextAboveFor(1, c.threshold, Seconds(c.span), At(c.t));
     EXPECT_EQ(next, c.next) << FormatTimestamp(next);
   }
@@ -197,7 +203,7 @@ TEST_F(SimMetricsTest, NextBelowFor) {
            {"nothing is below 0.01", 0.01, 1, 0, kInfiniteFuture},
        }) {
     SCOPED_TRACE(c.name);
-    SimMetrics fresh(&runs_);
+    SimMetrics fresh = Fresh();
     const Timestamp next = fresh.NextBelowFor(1, c.threshold, Seconds(c.span), At(c.t));
     EXPECT_EQ(next, c.next) << FormatTimestamp(next);
   }
@@ -234,8 +240,10 @@ TEST_F(SimMetricsTest, CachedAnswersStayRightForLaterTimes) {
     SCOPED_TRACE(s.t);
     EXPECT_EQ(metrics_.NextAboveFor(1, 0.5, Seconds(350), At(s.t)), s.next);
     // The same question of a fresh SimMetrics agrees.
-    SimMetrics fresh(&runs_);
+    const RunAnswers kept = runs_[1].answers;
+    SimMetrics fresh = Fresh();
     EXPECT_EQ(fresh.NextAboveFor(1, 0.5, Seconds(350), At(s.t)), s.next);
+    runs_[1].answers = kept;
   }
   // Other thresholds, spans and directions are separate questions.
   EXPECT_EQ(metrics_.NextAboveFor(1, 0.5, Seconds(300), At(150)), At(400));
@@ -245,9 +253,9 @@ TEST_F(SimMetricsTest, CachedAnswersStayRightForLaterTimes) {
 
 TEST_F(SimMetricsTest, ANewSegmentIsANewQuestion) {
   // Asked while job 3 has one segment, then after a resize adds another.
-  runs_[3] = {Segment1()};
+  runs_[3].segments = {Segment1()};
   EXPECT_EQ(metrics_.NextAboveFor(3, 0.5, Seconds(350), At(510)), At(900));
-  runs_[3].push_back(Segment2());
+  runs_[3].segments.push_back(Segment2());
   // The resized run trains from 580 for 250 s only.
   EXPECT_EQ(metrics_.NextAboveFor(3, 0.5, Seconds(350), At(520)), kInfiniteFuture);
   EXPECT_EQ(metrics_.NextAboveFor(3, 0.5, Seconds(200), At(520)), At(780));

@@ -52,21 +52,22 @@ void Simulator::RemoveJob(model::JobId id) {
   job_index_.erase(id);
   if (i + 1 != state_.jobs.size()) {
     state_.jobs[i] = std::move(state_.jobs.back());
+    current_run_[i] = current_run_.back();
     job_index_[state_.jobs[i].id] = i;
   }
   state_.jobs.pop_back();
+  current_run_.pop_back();
   sim_jobs_.erase(id);
   runs_.erase(id);
 }
 
+// Nodes stay in id order (creation order), which the decision core's passes
+// find already sorted.
 void Simulator::RemoveNode(model::NodeId id) {
   const size_t i = node_index_.at(id);
   node_index_.erase(id);
-  if (i + 1 != state_.nodes.size()) {
-    state_.nodes[i] = std::move(state_.nodes.back());
-    node_index_[state_.nodes[i].id] = i;
-  }
-  state_.nodes.pop_back();
+  state_.nodes.erase(state_.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+  for (size_t k = i; k < state_.nodes.size(); ++k) node_index_[state_.nodes[k].id] = k;
 }
 
 void Simulator::Log(Timestamp now, std::string_view kind, std::string_view text) {
@@ -154,6 +155,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       }
       job_index_[job.id] = state_.jobs.size();
       state_.jobs.push_back(std::move(job));
+      current_run_.emplace_back();
       *changed = true;
       return ReadNextJob();
     }
@@ -229,9 +231,10 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
 }
 
 void Simulator::RefreshJobs(Timestamp now) {
-  for (auto& j : state_.jobs) {
+  for (size_t i = 0; i < state_.jobs.size(); ++i) {
+    Job& j = state_.jobs[i];
     if (j.state != JobState::kRunning) continue;
-    const JobRun& seg = sim_jobs_[j.id].segments.back();
+    const JobRun& seg = *current_run_[i];
     j.progress = seg.ProgressAt(now);
     j.saved = std::max(j.saved, seg.SavedAt(now));
   }
@@ -404,7 +407,8 @@ void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration s
   ++sj.epoch;
   sj.segments.emplace_back(now, progress0, sj.work, Rate(job, job.Workers()), startup, job.spec.checkpoint,
                            PhasesFor(job, job.Workers()));
-  runs_[job.id] = sj.segments;
+  runs_[job.id] = RunRecord{sj.segments, {}};
+  current_run_[job_index_.at(job.id)] = sj.segments.back();
   job.state = JobState::kRunning;
   job.progress = progress0;
   job.expected_end = sj.segments.back().EndTime();

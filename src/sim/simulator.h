@@ -196,10 +196,13 @@ class Simulator {
 
   model::ClusterState state_;
   absl::flat_hash_map<model::JobId, size_t> job_index_;
+  // The current segment of each job in state_.jobs, at the same index (empty
+  // unless running): what RefreshJobs reads, in one pass over memory.
+  std::vector<std::optional<JobRun>> current_run_;
   absl::flat_hash_map<model::NodeId, size_t> node_index_;
   absl::flat_hash_map<model::NodeId, size_t> bill_;  // node -> ledger handle
   absl::flat_hash_map<model::JobId, SimJob> sim_jobs_;
-  absl::flat_hash_map<model::JobId, RunSegments> runs_;  // what SimMetrics reads
+  RunMap runs_;  // what SimMetrics reads
   SimMetrics metrics_;
   absl::flat_hash_set<model::NodeId> loading_;       // joined, loading from storage
   absl::flat_hash_map<model::NodeId, Timestamp> joined_at_;

@@ -27,7 +27,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     if (n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) continue;
     if (auto it = ctx.slot_of.find(n.id); it != ctx.slot_of.end()) slots.push_back(it->second);
   }
-  std::sort(slots.begin(), slots.end());
+  if (!std::is_sorted(slots.begin(), slots.end())) std::sort(slots.begin(), slots.end());
   return slots;
 }
 
