@@ -33,10 +33,20 @@ struct PassContext {
   // Per pool, nodes this pass buys before the what-if is built (pre-warm):
   // the what-if counts them as booting.
   std::vector<int> extra_nodes;
-  // Nodes and jobs by id, and the pending jobs in queue order.
+  // Nodes by id, and the pending jobs in queue order.
   absl::flat_hash_map<model::NodeId, const model::Node*> nodes;
-  absl::flat_hash_map<model::JobId, const model::Job*> jobs;
   std::vector<const model::Job*> pending;
+
+  // A job of the snapshot by id. Only reasons name jobs this way, so the
+  // index is built on first use: a pass over 100,000 pending jobs need not
+  // build it at all.
+  const model::Job& JobById(model::JobId id) const {
+    if (jobs_.empty()) {
+      jobs_.reserve(state.jobs.size());
+      for (const auto& j : state.jobs) jobs_[j.id] = &j;
+    }
+    return *jobs_.at(id);
+  }
 
   // The what-if: free GPUs of ready and booting nodes, plus GPUs that running
   // and stopping jobs give back within the release lookahead.
@@ -67,6 +77,9 @@ struct PassContext {
   bool SpotOut(int p) const {
     return !state.pools.empty() && state.pools[p].unavailable_since != kInfiniteFuture;
   }
+
+ private:
+  mutable absl::flat_hash_map<model::JobId, const model::Job*> jobs_;
 };
 
 }  // namespace tide::autoscale

@@ -26,12 +26,10 @@ void IndexState(PassContext* ctx) {
   ctx->live.assign(num_pools, 0);
   ctx->extra_nodes.assign(num_pools, 0);
   ctx->nodes.reserve(ctx->state.nodes.size());
-  ctx->jobs.reserve(ctx->state.jobs.size());
   for (const auto& n : ctx->state.nodes) {
     ctx->nodes[n.id] = &n;
     if (n.state != NodeState::kTerminated) ++ctx->live[n.pool];
   }
-  for (const auto& j : ctx->state.jobs) ctx->jobs[j.id] = &j;
   ctx->pending = sched::PendingInQueueOrder(ctx->state);
 }
 

@@ -28,9 +28,10 @@ struct Demand {
   // on every round, and a pass may hold 100,000 of them.
   int gpus_per_worker = 0;
   int slice_units = 0;
+  int min_workers = 0;
 
   static Demand For(const model::Job* job, sched::PoolMask pools, int workers) {
-    return Demand{job, pools, workers, job->spec.gpus_per_worker, job->spec.slice_units};
+    return Demand{job, pools, workers, job->spec.gpus_per_worker, job->spec.slice_units, job->spec.MinWorkers()};
   }
 };
 

@@ -17,7 +17,7 @@ using model::Job;
 std::string JobList(const std::vector<model::JobId>& ids, const PassContext& ctx) {
   constexpr size_t kShown = 8;
   std::vector<std::string> names;
-  for (size_t i = 0; i < ids.size() && i < kShown; ++i) names.push_back(ctx.jobs.at(ids[i])->spec.name);
+  for (size_t i = 0; i < ids.size() && i < kShown; ++i) names.push_back(ctx.JobById(ids[i]).spec.name);
   std::string s = StrJoin(names, ",");
   if (ids.size() > kShown) StrAppend(&s, ",... (", ids.size(), " jobs)");
   return s;
@@ -25,11 +25,11 @@ std::string JobList(const std::vector<model::JobId>& ids, const PassContext& ctx
 
 // Workers of `d`'s size all its eligible pools hold at their max, every node empty.
 int64_t MaxWorkers(const ClusterSpec& spec, const Demand& d) {
-  return sched::WorkersAtMax(spec, d.pools, d.job->spec.gpus_per_worker);
+  return sched::WorkersAtMax(spec, d.pools, d.gpus_per_worker);
 }
 
 bool CouldEverFit(const ClusterSpec& spec, const Demand& d) {
-  return d.pools != 0 && MaxWorkers(spec, d) >= d.job->spec.MinWorkers();
+  return d.pools != 0 && MaxWorkers(spec, d) >= d.min_workers;
 }
 
 // "a100 12/12, h100 4/4": the pools of `pools` against their max. `cache`

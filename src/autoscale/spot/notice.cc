@@ -30,7 +30,7 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     }
     if (stop.jobs.empty()) continue;
     std::vector<std::string> names;
-    for (auto id : stop.jobs) names.push_back(ctx->jobs.at(id)->spec.name);
+    for (auto id : stop.jobs) names.push_back(ctx->JobById(id).spec.name);
     stop.reason = StrCat(StrJoin(names, ","), ": checkpoint and requeue before ", n.name, " is reclaimed at ",
                          FormatTimestamp(n.reclaim_at));
     plan->actions.push_back(std::move(stop));
