@@ -98,7 +98,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
       continue;
     }
     const int g = j->spec.gpus_per_worker;
-    const int64_t slots = snap.Slots(d.pools, g);
+    const int64_t slots = snap.total_free() == 0 ? 0 : snap.Slots(d.pools, g);
     int fit = 0;
     if (o.gang_aware) {
       // An elastic job is covered once its minimum fits; it grows later.

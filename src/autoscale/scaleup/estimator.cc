@@ -41,6 +41,10 @@ ScaleUpOption BinpackingEstimator::Estimate(const model::ClusterSpec& spec, int 
   };
 
   for (size_t i = 0; i < demands.size(); ++i) {
+    // No room for another node and no GPU free anywhere: no later demand can
+    // be served (a MIG pool may still fit slices on partly used GPUs). A pass
+    // over 100,000 waiting jobs stops here rather than look at each.
+    if (!p.mig.enabled() && opt.nodes >= max_new_nodes && snap->total_free() == 0) break;
     const Demand& d = demands[i];
     if (d.workers_left <= 0 || !(d.pools & sched::PoolBit(pool))) continue;
     if (d.slice_units > 0 && p.mig.enabled()) {
