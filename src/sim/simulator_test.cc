@@ -208,6 +208,9 @@ TEST_F(SimulatorTest, ConsolidationEmptiesAPartlyUsedNodeAndReleasesIt) {
   autoscale::PolicyDefaults defaults;
   autoscale::AutoscalerOptions on = defaults.tide;
   on.consolidation.enabled = true;
+  // Both a and c are past min_run when b ends, so the node with the fewest
+  // busy GPUs is the one emptied.
+  on.consolidation.min_run = Minutes(10);
   defaults.variants = {{"tide-consolidate", on}};
   const SimOutput off = Simulate("tide", jobs, defaults);
   const SimOutput moved = Simulate("tide-consolidate", jobs, defaults);
@@ -220,8 +223,10 @@ TEST_F(SimulatorTest, ConsolidationEmptiesAPartlyUsedNodeAndReleasesIt) {
   EXPECT_THAT(log, HasSubstr("start c (1x1 GPUs) on od-1"));
   EXPECT_EQ(moved.result.jobs_completed, 3);
   EXPECT_EQ(moved.result.lost_work_gpu_hours, 0);  // c checkpointed on its way out
-  // od-2 went hours before c would have ended, so it cost less.
-  EXPECT_EQ(moved.result.nodes_released, off.result.nodes_released);
+  // Without consolidation both nodes run to the end; with it od-2 is
+  // released hours before c would have ended, so the run costs less.
+  EXPECT_EQ(off.result.nodes_released, 0);
+  EXPECT_EQ(moved.result.nodes_released, 1);
   EXPECT_LT(moved.result.cost.total, off.result.cost.total - 0.01 * 3600);
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "autoscale/coverage.h"
+#include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testutil/builders.h"
@@ -158,6 +159,24 @@ TEST_F(ConsolidationTest, TheDisruptionBudgetLimitsIt) {
   plan = Evaluate(/*allowance=*/0);
   EXPECT_TRUE(plan.actions.empty());
   EXPECT_TRUE(budget_blocked_);
+}
+
+TEST_F(ConsolidationTest, HeadroomKeepsFreeGpusForArrivals) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0);
+  Run(20, 2, 4, 3600);
+  // Free now: 7 + 4 = 11; after emptying node 1: 3.
+  options_.headroom_gpus = 4;
+  EXPECT_TRUE(Evaluate().actions.empty());
+  options_.headroom_gpus = 3;
+  EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
+  // Or as many as arrived in the window just past.
+  options_.headroom_gpus = 0;
+  options_.headroom_window = Minutes(30);
+  state_.arrivals = {{At(kNow - 3600), 8}, {At(kNow - 600), 2}, {At(kNow - 300), 2}};
+  EXPECT_TRUE(Evaluate().actions.empty());  // 4 GPUs in the last 30 minutes
+  state_.arrivals.pop_back();
+  EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
 }
 
 TEST_F(ConsolidationTest, WeighsTheSavingAgainstCheckpointAndRestart) {
