@@ -493,7 +493,8 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
   if (auto c = f.Get("consolidation")) {
     auto& co = o->consolidation;
     TIDE_RETURN_IF_ERROR(
-        c->OnlyKeys({"enabled", "min_run", "min_ratio", "max_unsaved", "headroom_gpus", "headroom_window", "remaining"}));
+        c->OnlyKeys({"enabled", "min_run", "min_ratio", "max_unsaved", "headroom_gpus", "headroom_window", "quiet_for",
+                     "remaining"}));
     TIDE_RETURN_IF_ERROR(Opt(*c, "enabled", &co.enabled, [](const Field& x) { return x.Bool(); }));
     TIDE_RETURN_IF_ERROR(Opt(*c, "min_run", &co.min_run, [](const Field& x) { return x.Dur(); }));
     TIDE_RETURN_IF_ERROR(Opt(*c, "min_ratio", &co.min_ratio, [](const Field& x) { return x.Number(0, 1000); }));
@@ -503,6 +504,7 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
       co.headroom_gpus = static_cast<int>(v);
     }
     TIDE_RETURN_IF_ERROR(Opt(*c, "headroom_window", &co.headroom_window, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "quiet_for", &co.quiet_for, [](const Field& x) { return x.Dur(); }));
     if (auto r = c->Get("remaining")) {
       TIDE_ASSIGN_OR_RETURN(std::string v, r->String());
       if (v != "age" && v != "expected-end") return r->Error("expected age or expected-end");

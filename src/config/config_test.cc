@@ -322,7 +322,7 @@ TEST(ParseConfigTest, ConsolidationOptions) {
   variants:
     packed:
       consolidation: {enabled: true, min_run: 1h, min_ratio: 5, max_unsaved: 5m, headroom_gpus: 8,
-                      headroom_window: 30m, remaining: expected-end}
+                      headroom_window: 30m, quiet_for: 2h, remaining: expected-end}
 )"), "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   const auto& d = c->policies;
@@ -336,6 +336,8 @@ TEST(ParseConfigTest, ConsolidationOptions) {
   EXPECT_EQ(o.max_unsaved, Minutes(5));
   EXPECT_EQ(o.headroom_gpus, 8);
   EXPECT_EQ(o.headroom_window, Minutes(30));
+  EXPECT_EQ(o.quiet_for, Hours(2));
+  EXPECT_EQ(d.tide.consolidation.quiet_for, Hours(1));
   EXPECT_EQ(o.remaining, autoscale::ConsolidationOptions::Remaining::kExpectedEnd);
 }
 

@@ -208,8 +208,9 @@ TEST_F(SimulatorTest, ConsolidationEmptiesAPartlyUsedNodeAndReleasesIt) {
   autoscale::PolicyDefaults defaults;
   autoscale::AutoscalerOptions on = defaults.tide;
   on.consolidation.enabled = true;
-  // Both a and c are past min_run when b ends, so the node with the fewest
-  // busy GPUs is the one emptied.
+  // When the pool has been quiet for an hour (after the nodes were bought),
+  // both a and c are past min_run, so the node with the fewest busy GPUs is
+  // the one emptied.
   on.consolidation.min_run = Minutes(10);
   defaults.variants = {{"tide-consolidate", on}};
   const SimOutput off = Simulate("tide", jobs, defaults);

@@ -103,9 +103,16 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     }
   }
 
-  // Nodes per pool that stay (ready or booting, not leaving), for the pool minimums.
+  // Nodes per pool that stay (ready or booting, not leaving), for the pool
+  // minimums, and the last time each pool bought one.
   std::vector<int> staying(spec.pools.size(), 0);
+  std::vector<Timestamp> last_bought(spec.pools.size(), kInfinitePast);
   for (const auto& n : ctx->state.nodes) {
+    // A ready node created `now` is one the driver did not buy (the live
+    // controller's static nodes): not a purchase.
+    if (n.state == NodeState::kProvisioning || n.created < now) {
+      last_bought[n.pool] = std::max(last_bought[n.pool], n.created);
+    }
     const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
     if ((n.state == NodeState::kProvisioning || n.state == NodeState::kReady) && !leaving) ++staying[n.pool];
   }
@@ -146,6 +153,10 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     const auto& pool = spec.pools[node.pool];
     const int min_nodes = ctx->min_nodes.empty() ? pool.min_nodes : ctx->min_nodes[node.pool];
     if (staying[node.pool] - 1 < min_nodes) continue;
+    if (o_.quiet_for.count() > 0 && last_bought[node.pool] > now - o_.quiet_for) {
+      plan->next_wakeup = std::min(plan->next_wakeup, last_bought[node.pool] + o_.quiet_for);
+      continue;
+    }
     // Releasing it takes its free GPUs away, and its jobs take others'.
     if (free_staying - node.gpus < headroom) continue;
     if (ctx->disruption_allowance < 1) {

@@ -19,7 +19,9 @@
 //     the idle tail it would have had, less the price of any destination
 //     whose life the moved job extends, must be at least `min_ratio` times
 //     the cost, the moved GPUs' price over checkpoint + restart (load) time;
-//   - each source uses one node of the disruption budget.
+//   - each source uses one node of the disruption budget, and its pool must
+//     have bought no node within `quiet_for` (a growing pool would buy the
+//     emptied node back).
 // A job's remaining life is estimated from what the snapshot knows: by
 // default its age (work done so far, the median remaining life of a
 // heavy-tailed run time), or with `remaining: expected-end` from
@@ -50,6 +52,9 @@ struct ConsolidationOptions {
   // recent arrivals are the best guess at the next ones (0: not used).
   // Needs ClusterState::arrivals.
   Duration headroom_window{0};
+  // Consolidate a pool only when none of its nodes was bought within this
+  // long: a pool that is growing would buy the emptied node back (0: off).
+  Duration quiet_for = Hours(1);
   enum class Remaining : uint8_t { kAge, kExpectedEnd };
   Remaining remaining = Remaining::kAge;
 };

@@ -27,6 +27,7 @@ class ConsolidationTest : public ::testing::Test {
     spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 100, 0, 10), Pool("res", 8, Tier::kReserved, 50, 0, 2)});
     state_.spec = &spec_;
     options_.enabled = true;
+    options_.quiet_for = Seconds(0);  // tested on its own below
   }
 
   // A job of `gpus` GPUs running alone on node `node` since `started`
@@ -176,6 +177,20 @@ TEST_F(ConsolidationTest, HeadroomKeepsFreeGpusForArrivals) {
   state_.arrivals = {{At(kNow - 3600), 8}, {At(kNow - 600), 2}, {At(kNow - 300), 2}};
   EXPECT_TRUE(Evaluate().actions.empty());  // 4 GPUs in the last 30 minutes
   state_.arrivals.pop_back();
+  EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
+}
+
+TEST_F(ConsolidationTest, NotInAPoolThatBoughtANodeRecently) {
+  options_ = ConsolidationOptions{};
+  options_.enabled = true;  // quiet_for: the default hour
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  state_.nodes[1].created = At(kNow - 1800);  // bought half an hour ago
+  Run(10, 1, 1, 0);
+  Run(20, 2, 4, 0);
+  ScalingPlan plan = Evaluate();
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.next_wakeup, At(kNow + 1800));  // when the pool has been quiet for an hour
+  state_.nodes[1].created = At(kNow - 3600);
   EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
 }
 
