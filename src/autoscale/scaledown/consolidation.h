@@ -21,7 +21,9 @@
 //     the cost, the moved GPUs' price over checkpoint + restart (load) time;
 //   - each source uses one node of the disruption budget, and its pool must
 //     have bought no node within `quiet_for` (a growing pool would buy the
-//     emptied node back).
+//     emptied node back);
+//   - with `headroom_gpus` / `headroom_window`, the ready nodes that stay
+//     must keep that many GPUs free for arrivals.
 // A job's remaining life is estimated from what the snapshot knows: by
 // default its age (work done so far, the median remaining life of a
 // heavy-tailed run time), or with `remaining: expected-end` from
