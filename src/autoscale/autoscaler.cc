@@ -18,6 +18,9 @@ Result<Autoscaler> Autoscaler::Make(AutoscalerOptions o) {
   TIDE_RETURN_IF_ERROR(check(o.reclaim.below >= 0 && o.reclaim.below <= 1, "reclaim.below must be in [0, 1]"));
   TIDE_RETURN_IF_ERROR(check(o.utilization.low < o.utilization.high, "utilisation low must be below high"));
   TIDE_RETURN_IF_ERROR(check(o.budget.max_nodes >= 0, "budget.max_nodes must be >= 0"));
+  TIDE_RETURN_IF_ERROR(check(o.consolidation.min_ratio >= 0, "consolidation.min_ratio must be >= 0"));
+  TIDE_RETURN_IF_ERROR(check(o.consolidation.min_run.count() >= 0, "consolidation.min_run must be >= 0"));
+  TIDE_RETURN_IF_ERROR(check(o.consolidation.max_unsaved.count() >= 0, "consolidation.max_unsaved must be >= 0"));
   TIDE_RETURN_IF_ERROR(check(o.forecast.days >= 1 && o.forecast.min_days >= 1, "forecast days must be >= 1"));
   TIDE_ASSIGN_OR_RETURN(ExpanderChain chain, ExpanderChain::Make(o.scale_up.expanders));
   return Autoscaler(std::move(o), std::move(chain));
@@ -60,7 +63,11 @@ Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timest
   if (!o.preemption.before_buying) preemption.Evaluate(&ctx, blocked, &plan);
   elastic.AfterScaleUp(&ctx, ctx.demands, &plan);
   if (o.scale_up.enabled) Forecast(o.forecast, o.scan_interval).Evaluate(&ctx, &plan);
-  if (o.scale_down.enabled) IdleRelease(o.scale_down.idle).Evaluate(&ctx, &plan);
+  if (o.scale_down.enabled) {
+    Consolidation(o.consolidation, o.scale_down.idle.idle_after, o.scale_down.idle.release_reserved)
+        .Evaluate(&ctx, &plan);
+    IdleRelease(o.scale_down.idle).Evaluate(&ctx, &plan);
+  }
 
   // Something wanted to disrupt and the budget said no. Which victims are
   // cheapest moves as their checkpoints complete, so look again on the next
@@ -79,6 +86,7 @@ std::string_view ActionKindName(ActionKind kind) {
     case ActionKind::kPreempt: return "preempt";
     case ActionKind::kReclaim: return "reclaim";
     case ActionKind::kEvacuate: return "evacuate";
+    case ActionKind::kConsolidate: return "consolidate";
     case ActionKind::kResize: return "resize";
     case ActionKind::kNote: return "note";
   }

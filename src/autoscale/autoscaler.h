@@ -14,6 +14,7 @@
 //   preemption           when nothing can be bought             preempt/preemption.h
 //   elastic capacity     shrink for waiting work, grow idle     elastic/elastic.h
 //   forecast             buy ahead of predictable arrivals      predict/forecast.h
+//   consolidation        empty partly used nodes, move jobs     scaledown/consolidation.h
 //   idle release         give back idle nodes                   scaledown/idle_release.h
 //
 // It is a pure function of the ClusterState (with its MetricsView) and
@@ -33,6 +34,7 @@
 #include "autoscale/predict/forecast.h"
 #include "autoscale/preempt/preemption.h"
 #include "autoscale/scaledown/budget.h"
+#include "autoscale/scaledown/consolidation.h"
 #include "autoscale/scaledown/idle_release.h"
 #include "autoscale/scaledown/reclaim.h"
 #include "autoscale/scaleup/expander.h"
@@ -64,6 +66,7 @@ struct AutoscalerOptions {
   Duration scan_interval = Seconds(10);
   ScaleUpOptions scale_up;
   ScaleDownOptions scale_down;
+  ConsolidationOptions consolidation;
   TierOptions tiers;
   SpotNoticeOptions spot_notice;
   PreemptionOptions preemption;

@@ -21,6 +21,8 @@ enum class ActionKind : uint8_t {
   kPreempt,        // checkpoint `jobs`, then requeue them (for a higher-priority job)
   kReclaim,        // checkpoint `jobs` (idle ones), then requeue or cancel them
   kEvacuate,       // checkpoint `jobs`, then requeue them: their node is being reclaimed
+  kConsolidate,    // checkpoint `jobs`, then requeue them onto other running nodes:
+                   // `nodes` (drained by a kDrain in the same plan) is then released
   kResize,         // change job `jobs[0]` to `workers` workers (elastic)
   kNote,           // nothing to do; worth saying (a bottleneck, a fallback pending)
 };

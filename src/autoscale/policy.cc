@@ -18,6 +18,7 @@ std::vector<std::string> VariantNames(const PolicyDefaults& d) {
 void TideOnlyOff(AutoscalerOptions* o) {
   o->spot_notice.enabled = false;
   o->preemption.enabled = false;
+  o->consolidation.enabled = false;
   o->reclaim.enabled = false;
   o->utilization.enabled = false;
   o->elastic.enabled = false;

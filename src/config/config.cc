@@ -412,7 +412,7 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
                                    "suspend_time", "release_reserved", "scale_up", "scale_down", "spot_share", "buy_from",
                                    "storage_prefetch", "storage_stagger",
                                    "spot_fallback_after", "spot_retry_after", "spot_notice", "preemption", "reclaim",
-                                   "budget", "utilization", "elastic", "schedule", "forecast"}));
+                                   "budget", "utilization", "elastic", "schedule", "forecast", "consolidation"}));
   TIDE_RETURN_IF_ERROR(Opt(f, "scan_interval", &o->scan_interval, [](const Field& x) { return x.Dur(); }));
   if (auto n = f.Get("pending_threshold")) {
     TIDE_ASSIGN_OR_RETURN(int64_t v, n->Int(0, 1000000));
@@ -488,6 +488,28 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
       TIDE_ASSIGN_OR_RETURN(std::string v, a->String());
       if (v != "requeue" && v != "cancel") return a->Error("expected requeue or cancel");
       o->reclaim.cancel = v == "cancel";
+    }
+  }
+  if (auto c = f.Get("consolidation")) {
+    auto& co = o->consolidation;
+    TIDE_RETURN_IF_ERROR(
+        c->OnlyKeys({"enabled", "min_run", "min_ratio", "max_unsaved", "headroom_gpus", "headroom_window", "quiet_for",
+                     "remaining"}));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "enabled", &co.enabled, [](const Field& x) { return x.Bool(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "min_run", &co.min_run, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "min_ratio", &co.min_ratio, [](const Field& x) { return x.Number(0, 1000); }));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "max_unsaved", &co.max_unsaved, [](const Field& x) { return x.Dur(); }));
+    if (auto h = c->Get("headroom_gpus")) {
+      TIDE_ASSIGN_OR_RETURN(int64_t v, h->Int(0, 1000000));
+      co.headroom_gpus = static_cast<int>(v);
+    }
+    TIDE_RETURN_IF_ERROR(Opt(*c, "headroom_window", &co.headroom_window, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "quiet_for", &co.quiet_for, [](const Field& x) { return x.Dur(); }));
+    if (auto r = c->Get("remaining")) {
+      TIDE_ASSIGN_OR_RETURN(std::string v, r->String());
+      if (v != "age" && v != "expected-end") return r->Error("expected age or expected-end");
+      co.remaining = v == "age" ? autoscale::ConsolidationOptions::Remaining::kAge
+                                : autoscale::ConsolidationOptions::Remaining::kExpectedEnd;
     }
   }
   if (auto b = f.Get("budget")) {

@@ -317,6 +317,30 @@ TEST(ParseConfigTest, TimeZoneOfReportsDefaultsToTheSchedulesThenUtc) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->DisplayTimeZone(), "Europe/Berlin");
 }
+TEST(ParseConfigTest, ConsolidationOptions) {
+  auto c = ParseConfig(StrCat(kTwoPools, R"(policies:
+  variants:
+    packed:
+      consolidation: {enabled: true, min_run: 1h, min_ratio: 5, max_unsaved: 5m, headroom_gpus: 8,
+                      headroom_window: 30m, quiet_for: 2h, remaining: expected-end}
+)"), "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto& d = c->policies;
+  EXPECT_FALSE(d.tide.consolidation.enabled);  // off unless asked for
+  EXPECT_FALSE(d.reactive.consolidation.enabled);
+  ASSERT_EQ(d.variants.size(), 1u);
+  const auto& o = d.variants[0].second.consolidation;
+  EXPECT_TRUE(o.enabled);
+  EXPECT_EQ(o.min_run, Hours(1));
+  EXPECT_DOUBLE_EQ(o.min_ratio, 5);
+  EXPECT_EQ(o.max_unsaved, Minutes(5));
+  EXPECT_EQ(o.headroom_gpus, 8);
+  EXPECT_EQ(o.headroom_window, Minutes(30));
+  EXPECT_EQ(o.quiet_for, Hours(2));
+  EXPECT_EQ(d.tide.consolidation.quiet_for, Hours(1));
+  EXPECT_EQ(o.remaining, autoscale::ConsolidationOptions::Remaining::kExpectedEnd);
+}
+
 
 struct BadConfigCase {
   std::string name;
@@ -524,6 +548,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"VariantUnknownOption",
                       "pools:\n" GOOD_POOL "policies:\n  variants:\n    v: {spot_shar: 0}\n", "bad.yaml:5:9: ",
                       "policies.variants.v.spot_shar: unknown field (did you mean 'spot_share'?)"},
+        BadConfigCase{"ConsolidationUnknownKey",
+                      "pools:\n" GOOD_POOL "policies:\n  tide:\n    consolidation: {enabled: true, min_rato: 2}\n",
+                      "bad.yaml:5:", "policies.tide.consolidation.min_rato: unknown field (did you mean 'min_ratio'?)"},
+        BadConfigCase{"ConsolidationNegativeRatio",
+                      "pools:\n" GOOD_POOL "policies:\n  tide:\n    consolidation: {min_ratio: -1}\n", "bad.yaml:5:",
+                      "policies.tide.consolidation.min_ratio: must be between 0 and 1000, got -1"},
+        BadConfigCase{"ConsolidationRemaining",
+                      "pools:\n" GOOD_POOL "policies:\n  tide:\n    consolidation: {remaining: runtime}\n",
+                      "bad.yaml:5:", "policies.tide.consolidation.remaining: expected age or expected-end"},
+        BadConfigCase{"ConsolidationHeadroom",
+                      "pools:\n" GOOD_POOL "policies:\n  tide:\n    consolidation: {headroom_gpus: many}\n",
+                      "bad.yaml:5:", "policies.tide.consolidation.headroom_gpus: expected a whole number, got 'many'"},
         BadConfigCase{"BuyFromUnknownPool", "pools:\n" GOOD_POOL "policies:\n  tide: {buy_from: [gpu, tpu]}\n",
                       "bad.yaml:4:20: ", "policies.tide.buy_from: no pool named 'tpu'"},
         BadConfigCase{"MinPriorityUnknownClass",

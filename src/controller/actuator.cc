@@ -302,6 +302,16 @@ void Actuator::Apply(const autoscale::ScalingPlan& plan, const Built& built, con
       case autoscale::ActionKind::kEvacuate:
         Stop(a, built, now, stats);
         break;
+      case autoscale::ActionKind::kConsolidate:
+        // Moving jobs off a node pays only if the node is then given back:
+        // the plan's kDrain of it must have been carried out.
+        if (Releasing(a, built)) {
+          Stop(a, built, now, stats);
+        } else {
+          ++stats->refused;
+          log_(StrCat("refused: consolidate jobs ", JobList(a.jobs), ": their node is not being released"));
+        }
+        break;
       case autoscale::ActionKind::kResize:
         log_(StrCat("not carried out: resize job ", a.jobs.empty() ? 0 : a.jobs[0], " to ", a.resize.workers,
                     " workers (Slurm cannot resize a running job in place)"));
@@ -397,6 +407,17 @@ void Actuator::Release(const autoscale::Action& a, const Built& built, const bac
     (void)store_->PutInstance(r);
     log_(StrCat("draining node ", slot.node, " to release it: ", a.reason));
   }
+}
+
+bool Actuator::Releasing(const autoscale::Action& a, const Built& built) {
+  if (a.nodes.empty()) return false;
+  for (model::NodeId id : a.nodes) {
+    auto it = built.nodes.find(id);
+    if (it == built.nodes.end()) return false;
+    auto rec = store_->InstanceByNode(slots_[it->second].node);
+    if (!rec.ok() || !rec->has_value() || (**rec).state != "releasing") return false;
+  }
+  return true;
 }
 
 void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp now, ActStats* stats) {

@@ -74,6 +74,9 @@ class Actuator {
   void Release(const autoscale::Action& a, const Built& built, const backends::Observation& obs, Timestamp now,
                ActStats* stats);
   void Stop(const autoscale::Action& a, const Built& built, Timestamp now, ActStats* stats);
+  // True when tide is releasing every node of `a` (its instance on record is
+  // "releasing": the plan's kDrain of it went through).
+  bool Releasing(const autoscale::Action& a, const Built& built);
   // Requeues (or cancels) a job whose grace has ended.
   void FinishStop(const ActionRecord& rec, const backends::ObservedJob* job, Timestamp now, ActStats* stats);
   void Fail(ActStats* stats, const std::string& what, const Status& s);

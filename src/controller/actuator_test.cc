@@ -165,6 +165,32 @@ TEST(Actuator, StopsJobsWithASignalThenRequeuesAfterTheGrace) {
   EXPECT_TRUE(r.store->PendingActions()->empty());
 }
 
+TEST(Actuator, ConsolidatesOnlyOffANodeItIsReleasing) {
+  Rig r;
+  r.provider.instances = {{"i-1", "gpu1", "ondemand", "k", "running", kNow}};
+  ASSERT_TRUE(r.act.Reconcile(r.provider.instances, kNow, &r.stats).ok());
+  r.backend.obs.nodes[0] = SlurmNode("gpu1", "mixed", {"CLOUD"}, 1);
+  r.backend.obs.nodes[1] = SlurmNode("gpu2", "mixed", {}, 1);  // a static node: tide did not buy it
+  r.backend.obs.jobs = {SlurmJob(7, "RUNNING", 1, {"gpu1"}), SlurmJob(8, "RUNNING", 1, {"gpu2"})};
+  auto plan_for = [](model::NodeId node, model::JobId job) {
+    autoscale::Action drain;
+    drain.kind = autoscale::ActionKind::kDrain;
+    drain.nodes = {node};
+    drain.reason = "consolidation";
+    autoscale::Action move;
+    move.kind = autoscale::ActionKind::kConsolidate;
+    move.nodes = {node};
+    move.jobs = {job};
+    move.reason = "fits on another node";
+    return autoscale::ScalingPlan{{drain, move}};
+  };
+  r.act.Apply(plan_for(2, 8), r.Build(), r.backend.obs, kNow, &r.stats);
+  EXPECT_TRUE(r.backend.Actions().empty());  // neither drained nor stopped
+  EXPECT_EQ(r.stats.refused, 2);
+  r.act.Apply(plan_for(1, 7), r.Build(), r.backend.obs, kNow, &r.stats);
+  EXPECT_EQ(r.backend.Actions(), (std::vector<std::string>{"drain gpu1 tide: releasing: consolidation", "signal 7 USR1"}));
+}
+
 TEST(Actuator, ProvisionedNodesAreOpenedOnceTheyJoin) {
   Rig r;
   r.act.Apply({{ScaleUp(0, 1)}}, r.Build(), r.backend.obs, kNow, &r.stats);

@@ -135,7 +135,9 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
     if (any) row(std::move(label), cell);
   };
   const bool interruptions = std::any_of(results.begin(), results.end(), [](const PolicyResult& r) {
-    return r.spot_interruptions + r.preemptions + r.reclaims + r.resizes + r.nodes_create_failed > 0 ||
+    return r.spot_interruptions + r.preemptions + r.reclaims + r.consolidations + r.resizes +
+                   r.nodes_create_failed >
+               0 ||
            r.lost_work_gpu_hours > 0;
   });
   if (interruptions) {
@@ -148,6 +150,8 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
                  [](const PolicyResult& r) { return StrCat(r.preemptions); });
     optional_row("  reclaimed idle jobs (cancelled)", [](const PolicyResult& r) { return r.reclaims; },
                  [](const PolicyResult& r) { return StrCat(r.reclaims, " (", r.jobs_cancelled, ")"); });
+    optional_row("  jobs moved to consolidate nodes", [](const PolicyResult& r) { return r.consolidations; },
+                 [](const PolicyResult& r) { return StrCat(r.consolidations); });
     optional_row("  elastic resizes", [](const PolicyResult& r) { return r.resizes; },
                  [](const PolicyResult& r) { return StrCat(r.resizes); });
     row("  lost work (GPU-hours)", [](const PolicyResult& r) { return fmt::format("{:.1f}", r.lost_work_gpu_hours); });
@@ -259,6 +263,7 @@ nlohmann::ordered_json PolicyObject(const model::ClusterSpec& spec, const Policy
   p["nodes_create_failed"] = r.nodes_create_failed;
   p["preemptions"] = r.preemptions;
   p["reclaims"] = r.reclaims;
+  if (r.consolidations > 0) p["consolidations"] = r.consolidations;  // absent while consolidation is off
   p["resizes"] = r.resizes;
   p["disruptions"] = r.disruptions;
   p["lost_work_gpu_hours"] = Round(r.lost_work_gpu_hours, 0.01);

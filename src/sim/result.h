@@ -50,6 +50,7 @@ struct PolicyResult {
   int64_t spot_reclaims = 0;       // spot nodes reclaimed
   int64_t preemptions = 0;         // jobs stopped for higher-priority work
   int64_t reclaims = 0;            // idle jobs stopped (requeued or cancelled)
+  int64_t consolidations = 0;      // jobs moved off a node to release it
   int64_t jobs_cancelled = 0;
   int64_t resizes = 0;
   int64_t disruptions = 0;         // nodes disrupted by tide's own actions

@@ -144,7 +144,8 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       sj.work = WorkFor(job.spec.runtime, job.spec.phases, job.spec.checkpoint);
       last_arrival_ = e.time;
       ++result_.jobs_total;
-      if (policy_.autoscaler.forecast.enabled) {
+      const auto& cons = policy_.autoscaler.consolidation;
+      if (policy_.autoscaler.forecast.enabled || (cons.enabled && cons.headroom_window.count() > 0)) {
         auto& arr = state_.arrivals;
         arr.push_back({job.spec.submit, job.spec.gpus()});
         // Keep what the forecast looks back over, plus a day.
@@ -921,9 +922,11 @@ Status Simulator::RunAutoscaler(Timestamp now) {
       }
       case autoscale::ActionKind::kPreempt:
       case autoscale::ActionKind::kReclaim:
-      case autoscale::ActionKind::kEvacuate: {
+      case autoscale::ActionKind::kEvacuate:
+      case autoscale::ActionKind::kConsolidate: {
         const bool preempt = a.kind == autoscale::ActionKind::kPreempt;
         const bool evacuate = a.kind == autoscale::ActionKind::kEvacuate;
+        const bool consolidate = a.kind == autoscale::ActionKind::kConsolidate;
         Log(now, autoscale::ActionKindName(a.kind), a.reason);
         absl::flat_hash_set<model::NodeId> disrupted;  // each node counts once per action
         for (auto id : a.jobs) {
@@ -943,9 +946,12 @@ Status Simulator::RunAutoscaler(Timestamp now) {
               if (disrupted.insert(sh.node).second) RecordDisruption(now);
             }
           }
-          StopJob(*j, now, preempt ? "preempted" : evacuate ? "spot" : "reclaimed", cancel);
+          StopJob(*j, now, preempt ? "preempted" : evacuate ? "spot" : consolidate ? "consolidated" : "reclaimed",
+                  cancel);
           if (preempt) {
             ++result_.preemptions;
+          } else if (consolidate) {
+            ++result_.consolidations;
           } else if (evacuate) {
             ++result_.spot_interruptions;
           } else {

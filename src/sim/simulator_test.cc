@@ -199,6 +199,38 @@ TEST_F(SimulatorTest, MinNodesAreThereFromTheStart) {
   EXPECT_EQ(out.result.nodes_released, 0);  // never below min
 }
 
+TEST_F(SimulatorTest, ConsolidationEmptiesAPartlyUsedNodeAndReleasesIt) {
+  // a (4 GPUs) and b (7) start together on two nodes by best fit; c (1 GPU)
+  // joins b's node. When b ends, c holds that node alone while a's node has
+  // four GPUs free: consolidation moves c there and releases the node.
+  const std::vector<model::JobSpec> jobs = {JobSpecOf("a", 0, 4, 1, 4 * 3600), JobSpecOf("b", 0, 7, 1, 1200),
+                                            JobSpecOf("c", 600, 1, 1, 4 * 3600)};
+  autoscale::PolicyDefaults defaults;
+  autoscale::AutoscalerOptions on = defaults.tide;
+  on.consolidation.enabled = true;
+  // When the pool has been quiet for an hour (after the nodes were bought),
+  // both a and c are past min_run, so the node with the fewest busy GPUs is
+  // the one emptied.
+  on.consolidation.min_run = Minutes(10);
+  defaults.variants = {{"tide-consolidate", on}};
+  const SimOutput off = Simulate("tide", jobs, defaults);
+  const SimOutput moved = Simulate("tide-consolidate", jobs, defaults);
+  std::string log;
+  for (const auto& d : moved.decisions) log += d + "\n";
+  EXPECT_EQ(off.result.consolidations, 0);
+  EXPECT_EQ(moved.result.consolidations, 1) << log;
+  EXPECT_THAT(log, HasSubstr("drain [od-2]: consolidation: its jobs move to od-1"));
+  EXPECT_THAT(log, HasSubstr("consolidate node od-2 runs 1 of 8 GPUs (c (1 GPUs))"));
+  EXPECT_THAT(log, HasSubstr("start c (1x1 GPUs) on od-1"));
+  EXPECT_EQ(moved.result.jobs_completed, 3);
+  EXPECT_EQ(moved.result.lost_work_gpu_hours, 0);  // c checkpointed on its way out
+  // Without consolidation both nodes run to the end; with it od-2 is
+  // released hours before c would have ended, so the run costs less.
+  EXPECT_EQ(off.result.nodes_released, 0);
+  EXPECT_EQ(moved.result.nodes_released, 1);
+  EXPECT_LT(moved.result.cost.total, off.result.cost.total - 0.01 * 3600);
+}
+
 TEST_F(SimulatorTest, OutOfOrderTraceIsAnError) {
   auto policy = autoscale::MakePolicy("tide", {}, spec_, std::nullopt);
   VectorTrace trace({JobSpecOf("a", 100, 1, 1, 10), JobSpecOf("b", 50, 1, 1, 10)}, kT0);

@@ -1,0 +1,257 @@
+#include "autoscale/scaledown/consolidation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/strings.h"
+#include "sched/eligibility.h"
+
+namespace tide::autoscale {
+
+using model::Job;
+using model::JobState;
+using model::Node;
+using model::NodeState;
+
+namespace {
+
+double HoursOf(Duration d) { return static_cast<double>(d.count()) / 3600.0; }
+
+// A running node as the what-if sees it: its jobs, the GPUs free now, and
+// how long it is expected to stay busy.
+struct NodeView {
+  const Node* node = nullptr;
+  std::vector<const Job*> jobs;
+  int free = 0;
+  Duration life{0};
+  bool movable = true;  // every job on it may be moved
+  bool source = false;  // emptied in this pass
+  bool dest = false;    // receives a moved job in this pass
+};
+
+// One worker of a moved job, planned onto a destination.
+struct Move {
+  NodeView* to;
+  int gpus;
+  Duration old_life;
+};
+
+}  // namespace
+
+Duration Consolidation::Remaining(const Job& job, Timestamp now) const {
+  if (o_.remaining == ConsolidationOptions::Remaining::kExpectedEnd && job.expected_end != kInfiniteFuture &&
+      job.expected_end > kInfinitePast) {
+    return std::max(Duration{0}, job.expected_end - now);
+  }
+  // Work done so far, at least this run's age: a job that has run for t is
+  // expected to run about t more when run times are heavy-tailed.
+  const auto age = Seconds(static_cast<int64_t>(std::max(0.0, job.progress)));
+  return std::max(age, now - job.started);
+}
+
+void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
+  if (!o_.enabled) return;
+  const model::ClusterSpec& spec = ctx->spec;
+  const Timestamp now = ctx->now;
+
+  // Pending work that can run claims free GPUs first; consolidate only in a
+  // quiet moment. Jobs no pool could ever hold do not count.
+  absl::flat_hash_set<model::JobId> unschedulable;
+  for (const auto& a : plan->actions) {
+    if (a.kind == ActionKind::kUnschedulable) unschedulable.insert(a.jobs.begin(), a.jobs.end());
+  }
+  for (const Job* j : ctx->pending) {
+    if (!unschedulable.contains(j->id)) return;
+  }
+
+  // The ready nodes that run something, with their jobs.
+  std::vector<NodeView> views;
+  absl::flat_hash_map<model::NodeId, size_t> index;
+  for (const auto& n : ctx->state.nodes) {
+    if (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty()) continue;  // MIG nodes: not yet
+    if (n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id)) continue;
+    index[n.id] = views.size();
+    views.push_back({&n, {}, n.free_gpus, Duration{0}});
+  }
+  Timestamp movable_at = kInfiniteFuture;
+  for (const auto& j : ctx->state.jobs) {
+    if (j.alloc.empty()) continue;
+    absl::flat_hash_set<size_t> on;
+    for (const auto& sh : j.alloc) {
+      if (auto it = index.find(sh.node); it != index.end()) on.insert(it->second);
+    }
+    const Duration rest = j.state == JobState::kRunning ? Remaining(j, now) : Duration{0};
+    bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
+                   j.spec.slice_units == 0 && !ctx->touched.contains(j.id) && !ctx->freeing.contains(j.id) &&
+                   on.size() == 1 && j.alloc.size() == 1;
+    if (movable && o_.max_unsaved.count() > 0 && j.UnsavedWork() > static_cast<double>(o_.max_unsaved.count())) {
+      movable = false;
+    }
+    if (movable && now - j.started < o_.min_run) {
+      movable = false;
+      movable_at = std::min(movable_at, j.started + o_.min_run);
+    }
+    for (size_t v : on) {
+      NodeView& view = views[v];
+      view.jobs.push_back(&j);
+      view.life = std::max(view.life, rest);
+      view.movable &= movable;
+    }
+  }
+
+  // Nodes per pool that stay (ready or booting, not leaving), for the pool
+  // minimums, and the last time each pool bought one.
+  std::vector<int> staying(spec.pools.size(), 0);
+  std::vector<Timestamp> last_bought(spec.pools.size(), kInfinitePast);
+  for (const auto& n : ctx->state.nodes) {
+    // A ready node created `now` is one the driver did not buy (the live
+    // controller's static nodes): not a purchase.
+    if (n.state == NodeState::kProvisioning || n.created < now) {
+      last_bought[n.pool] = std::max(last_bought[n.pool], n.created);
+    }
+    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
+    if ((n.state == NodeState::kProvisioning || n.state == NodeState::kReady) && !leaving) ++staying[n.pool];
+  }
+
+  // Cheapest to empty first: fewest busy GPUs, then the longest expected life (the most saved).
+  std::vector<NodeView*> sources;
+  for (auto& v : views) {
+    const auto& pool = spec.pools[v.node->pool];
+    if (!v.movable || v.jobs.empty() || (pool.tier == model::Tier::kReserved && !release_reserved_)) continue;
+    sources.push_back(&v);
+  }
+  std::sort(sources.begin(), sources.end(), [](const NodeView* a, const NodeView* b) {
+    const int ba = a->node->gpus - a->free, bb = b->node->gpus - b->free;
+    if (ba != bb) return ba < bb;
+    if (a->life != b->life) return a->life > b->life;
+    return a->node->id < b->node->id;
+  });
+
+  // Free GPUs on the running nodes that stay (idle ones wait for idle release and count too).
+  int free_staying = 0;
+  for (const auto& n : ctx->state.nodes) {
+    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
+    if (n.state == NodeState::kReady && !leaving) free_staying += n.free_gpus;
+  }
+  int headroom = o_.headroom_gpus;
+  if (o_.headroom_window.count() > 0) {
+    int recent = 0;
+    for (auto it = ctx->state.arrivals.rbegin(); it != ctx->state.arrivals.rend() && it->at > now - o_.headroom_window;
+         ++it) {
+      if (it->at <= now) recent += it->gpus;
+    }
+    headroom = std::max(headroom, recent);
+  }
+  bool worth_later = false;
+  for (NodeView* src : sources) {
+    if (src->dest) continue;
+    const Node& node = *src->node;
+    const auto& pool = spec.pools[node.pool];
+    const int min_nodes = ctx->min_nodes.empty() ? pool.min_nodes : ctx->min_nodes[node.pool];
+    if (staying[node.pool] - 1 < min_nodes) continue;
+    if (o_.quiet_for.count() > 0 && last_bought[node.pool] > now - o_.quiet_for) {
+      plan->next_wakeup = std::min(plan->next_wakeup, last_bought[node.pool] + o_.quiet_for);
+      continue;
+    }
+    // Releasing it takes its free GPUs away, and its jobs take others'.
+    if (free_staying - node.gpus < headroom) continue;
+    if (ctx->disruption_allowance < 1) {
+      if (ctx->disruption_max >= 1) ctx->budget_blocked = true;
+      break;
+    }
+    // The what-if: each job's workers onto other nodes, on the copy in `views`.
+    std::vector<Move> moves;
+    bool fits = true;
+    double extension = 0;  // price of destination time the moved jobs add
+    Duration longest_stop{0};
+    double cost = 0;
+    std::vector<const Job*> jobs = src->jobs;
+    std::sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) {
+      return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
+    });
+    for (const Job* j : jobs) {
+      const int g = j->spec.gpus_per_worker;
+      const Duration stop = j->spec.checkpoint.cost;
+      const Duration restart = stop + j->spec.phases.load;
+      longest_stop = std::max(longest_stop, stop);
+      const Duration new_life = Remaining(*j, now) + restart;
+      for (int w = 0; w < j->Workers() && fits; ++w) {
+        NodeView* best = nullptr;
+        for (auto& d : views) {
+          if (&d == src || d.source || d.free < g) continue;
+          if (!sched::Eligible(spec.pools[d.node->pool], j->spec, j->priority)) continue;
+          // Best fit, as the scheduler will place it, then the longest life.
+          if (best == nullptr || d.free < best->free || (d.free == best->free && d.life > best->life) ||
+              (d.free == best->free && d.life == best->life && d.node->id < best->node->id)) {
+            best = &d;
+          }
+        }
+        if (best == nullptr) {
+          fits = false;
+          break;
+        }
+        moves.push_back({best, g, best->life});
+        best->free -= g;
+        const auto& dpool = spec.pools[best->node->pool];
+        if (new_life > best->life) {
+          if (dpool.tier != model::Tier::kReserved) extension += dpool.price_per_hour * HoursOf(new_life - best->life);
+          best->life = new_life;
+        }
+      }
+      if (!fits) break;
+      cost += j->spec.gpus() * (pool.price_per_hour / std::max(1, node.gpus)) * HoursOf(restart);
+    }
+    const double saving = pool.price_per_hour * HoursOf(src->life + idle_after_ - longest_stop) - extension;
+    if (!fits || saving <= 0 || saving < o_.min_ratio * cost) {
+      // Undo the what-if, latest first (a destination may have taken two workers).
+      for (size_t k = moves.size(); k-- > 0;) {
+        moves[k].to->free += moves[k].gpus;
+        moves[k].to->life = moves[k].old_life;
+      }
+      // Under the age estimate the saving grows as the jobs age.
+      worth_later |= fits && o_.remaining == ConsolidationOptions::Remaining::kAge;
+      continue;
+    }
+    src->source = true;
+    --staying[node.pool];
+    free_staying -= node.gpus;
+    ctx->disruption_allowance -= 1;
+    ctx->leaving.insert(node.id);
+    std::vector<std::string> names, to;
+    absl::flat_hash_set<model::NodeId> seen;
+    for (const Move& m : moves) {
+      m.to->dest = true;
+      if (seen.insert(m.to->node->id).second) to.push_back(m.to->node->name);
+    }
+    Action stop;
+    stop.kind = ActionKind::kConsolidate;
+    stop.nodes.push_back(node.id);
+    for (const Job* j : jobs) {
+      stop.jobs.push_back(j->id);
+      ctx->touched.insert(j->id);
+      names.push_back(StrCat(j->spec.name, " (", j->spec.gpus(), " GPUs)"));
+    }
+    const int busy = node.gpus - src->free;
+    stop.reason = StrCat("node ", node.name, " runs ", busy, " of ", node.gpus, " GPUs (", StrJoin(names, ", "),
+                         ") for about ", FormatDuration(src->life), " more; they fit now on ", StrJoin(to, ", "),
+                         ": releasing it saves about ", static_cast<int64_t>(std::lround(saving)), " ",
+                         spec.currency, " against ", static_cast<int64_t>(std::lround(cost)), " ", spec.currency,
+                         " of checkpoint and restart; checkpoint and requeue");
+    Action drain;
+    drain.kind = ActionKind::kDrain;
+    drain.pool = node.pool;
+    drain.count = 1;
+    drain.nodes.push_back(node.id);
+    drain.reason = StrCat("consolidation: its jobs move to ", StrJoin(to, ", "), "; released once they exit");
+    plan->actions.push_back(std::move(drain));
+    plan->actions.push_back(std::move(stop));
+  }
+  plan->next_wakeup = std::min(plan->next_wakeup, movable_at);
+  if (worth_later) plan->next_wakeup = std::min(plan->next_wakeup, now + Minutes(10));
+}
+
+}  // namespace tide::autoscale

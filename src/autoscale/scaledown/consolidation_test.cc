@@ -1,0 +1,267 @@
+#include "autoscale/scaledown/consolidation.h"
+
+#include <string>
+#include <vector>
+
+#include "autoscale/coverage.h"
+#include "core/strings.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testutil/builders.h"
+
+namespace tide::autoscale {
+namespace {
+
+using model::Tier;
+using ::testing::HasSubstr;
+using testing::At;
+using testing::Pool;
+using testing::ReadyNode;
+
+constexpr int64_t kNow = 4 * 3600;
+
+class ConsolidationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // On-demand 8-GPU nodes at 100/h (min 0), and a reserved pool.
+    spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 100, 0, 10), Pool("res", 8, Tier::kReserved, 50, 0, 2)});
+    state_.spec = &spec_;
+    options_.enabled = true;
+    options_.quiet_for = Seconds(0);  // tested on its own below
+  }
+
+  // A job of `gpus` GPUs running alone on node `node` since `started`
+  // (seconds before kNow's epoch), with that much work done.
+  model::Job& Run(model::JobId id, model::NodeId node, int gpus, int64_t started, int64_t end = kNow + 3600) {
+    model::Job j = testing::Pending(id, gpus, 1);
+    j.spec.name = StrCat("j", id);
+    j.started = At(started);
+    j.progress = static_cast<double>(kNow - started);
+    j.saved = j.progress;
+    testing::AddRunning(&state_, std::move(j), {{node, 1}}, end);
+    return state_.jobs.back();
+  }
+
+  ScalingPlan Evaluate(int allowance = 4, int64_t now = kNow) {
+    ScalingPlan plan;
+    PassContext ctx(state_, At(now));
+    IndexState(&ctx);
+    ctx.disruption_allowance = allowance;
+    ctx.disruption_max = 4;
+    Consolidation(options_, Minutes(10), /*release_reserved=*/false).Evaluate(&ctx, &plan);
+    leaving_ = ctx.leaving;
+    budget_blocked_ = ctx.budget_blocked;
+    allowance_left_ = ctx.disruption_allowance;
+    return plan;
+  }
+
+  // The nodes drained and the jobs moved, in plan order.
+  static std::vector<model::NodeId> Drained(const ScalingPlan& plan) {
+    std::vector<model::NodeId> out;
+    for (const auto& a : plan.actions) {
+      if (a.kind == ActionKind::kDrain) out.insert(out.end(), a.nodes.begin(), a.nodes.end());
+    }
+    return out;
+  }
+  static std::vector<model::JobId> Moved(const ScalingPlan& plan) {
+    std::vector<model::JobId> out;
+    for (const auto& a : plan.actions) {
+      if (a.kind == ActionKind::kConsolidate) out.insert(out.end(), a.jobs.begin(), a.jobs.end());
+    }
+    return out;
+  }
+
+  model::ClusterSpec spec_;
+  model::ClusterState state_;
+  ConsolidationOptions options_;
+  absl::flat_hash_set<model::NodeId> leaving_;
+  bool budget_blocked_ = false;
+  int allowance_left_ = 0;
+};
+
+TEST_F(ConsolidationTest, MovesALoneSmallJobOntoAPartlyUsedNodeAndDrainsItsNode) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0);     // node 1: one GPU of eight
+  Run(20, 2, 4, 3600);  // node 2: four GPUs
+  const ScalingPlan plan = Evaluate();
+  EXPECT_EQ(Drained(plan), std::vector<model::NodeId>({1}));
+  EXPECT_EQ(Moved(plan), std::vector<model::JobId>({10}));
+  ASSERT_EQ(plan.actions.size(), 2u);
+  EXPECT_EQ(plan.actions[0].kind, ActionKind::kDrain);  // drained before its jobs stop
+  EXPECT_THAT(plan.actions[1].reason, HasSubstr("node n1 runs 1 of 8 GPUs (j10 (1 GPUs)) for about 4h"));
+  EXPECT_THAT(plan.actions[1].reason, HasSubstr("fit now on n2"));
+  EXPECT_TRUE(leaving_.contains(1));
+  EXPECT_EQ(allowance_left_, 3);
+}
+
+TEST_F(ConsolidationTest, OffByDefault) {
+  options_ = ConsolidationOptions{};
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0);
+  Run(20, 2, 4, 3600);
+  EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+TEST_F(ConsolidationTest, JobsThatMayNotMoveKeepTheirNode) {
+  struct Case {
+    std::string name;
+    void (*mark)(model::Job*);
+  };
+  const std::vector<Case> cases = {
+      {"protected", [](model::Job* j) { j->spec.is_protected = true; }},
+      {"never checkpoints", [](model::Job* j) { j->spec.checkpoint.interval = Seconds(0); }},
+      {"stopping", [](model::Job* j) { j->state = model::JobState::kStopping; }},
+      {"a GPU slice", [](model::Job* j) { j->spec.slice_units = 3; }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    state_.jobs.clear();
+    state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+    c.mark(&Run(10, 1, 1, 0));
+    Run(20, 2, 8, 0);  // node 2 could not be emptied onto node 1 either
+    EXPECT_TRUE(Evaluate().actions.empty());
+  }
+}
+
+TEST_F(ConsolidationTest, NotBeforeMinRunAndSaysWhenToLookAgain) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, kNow - 600);  // started ten minutes ago
+  Run(20, 2, 7, kNow - 600);
+  const ScalingPlan plan = Evaluate();
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.next_wakeup, At(kNow - 600 + 1800));
+}
+
+TEST_F(ConsolidationTest, OnlyWhenTheJobsFitNowOnRunningNodes) {
+  // Node 2 has three GPUs free, node 3 is booting, node 4 idle: a four-GPU job fits on none.
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8), testing::BootingNode(3, 0, 8, kNow + 60),
+                  ReadyNode(4, 0, 8, 8)};
+  Run(10, 1, 4, 0);
+  Run(20, 2, 5, 0);
+  EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+TEST_F(ConsolidationTest, NotWhileSchedulableJobsWait) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0);
+  Run(20, 2, 4, 3600);
+  state_.jobs.push_back(testing::Pending(30, 2, 1, kNow - 5));
+  EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+TEST_F(ConsolidationTest, TheDisruptionBudgetLimitsIt) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8), ReadyNode(3, 0, 8, 8)};
+  Run(10, 1, 1, 0);
+  Run(20, 2, 1, 0);
+  Run(30, 3, 2, 0);
+  // Two nodes could be emptied onto node 3; the budget allows one.
+  ScalingPlan plan = Evaluate(/*allowance=*/1);
+  EXPECT_EQ(Drained(plan).size(), 1u);
+  plan = Evaluate(/*allowance=*/0);
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_TRUE(budget_blocked_);
+}
+
+TEST_F(ConsolidationTest, HeadroomKeepsFreeGpusForArrivals) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0);
+  Run(20, 2, 4, 3600);
+  // Free now: 7 + 4 = 11; after emptying node 1: 3.
+  options_.headroom_gpus = 4;
+  EXPECT_TRUE(Evaluate().actions.empty());
+  options_.headroom_gpus = 3;
+  EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
+  // Or as many as arrived in the window just past.
+  options_.headroom_gpus = 0;
+  options_.headroom_window = Minutes(30);
+  state_.arrivals = {{At(kNow - 3600), 8}, {At(kNow - 600), 2}, {At(kNow - 300), 2}};
+  EXPECT_TRUE(Evaluate().actions.empty());  // 4 GPUs in the last 30 minutes
+  state_.arrivals.pop_back();
+  EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
+}
+
+TEST_F(ConsolidationTest, NotInAPoolThatBoughtANodeRecently) {
+  options_ = ConsolidationOptions{};
+  options_.enabled = true;  // quiet_for: the default hour
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  state_.nodes[1].created = At(kNow - 1800);  // bought half an hour ago
+  Run(10, 1, 1, 0);
+  Run(20, 2, 4, 0);
+  ScalingPlan plan = Evaluate();
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.next_wakeup, At(kNow + 1800));  // when the pool has been quiet for an hour
+  state_.nodes[1].created = At(kNow - 3600);
+  EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
+}
+
+TEST_F(ConsolidationTest, WeighsTheSavingAgainstCheckpointAndRestart) {
+  options_.remaining = ConsolidationOptions::Remaining::kExpectedEnd;
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  // Seven GPUs ending in a minute: releasing the node saves 100/h x (1m + 10m
+  // idle - 1m checkpoint) = 16.7; moving costs 7 GPUs x 12.5/h x 6m = 8.75.
+  Run(10, 1, 7, 0, /*end=*/kNow + 60);
+  model::Job& keeper = Run(20, 2, 1, 0, kNow + 10 * 3600);
+  keeper.spec.is_protected = true;  // node 2 stays
+  EXPECT_TRUE(Evaluate().actions.empty());  // 16.7 < 2 x 8.75
+  options_.min_ratio = 1;
+  EXPECT_EQ(Moved(Evaluate()), std::vector<model::JobId>({10}));
+}
+
+TEST_F(ConsolidationTest, ADestinationWhoseLifeItWouldExtendCountsAgainstTheSaving) {
+  options_.remaining = ConsolidationOptions::Remaining::kExpectedEnd;
+  options_.min_ratio = 20;
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0, /*end=*/kNow + 3 * 3600);
+  // Node 2 would be done in 10 minutes: moving j10 there keeps it for 3h6m
+  // more, and only the idle tails are saved: 100/h x (3h10m + 20m - 1m -
+  // 3h16m) = 21.7, under 20 x 1.25 of checkpoint and restart.
+  model::Job& soon = Run(20, 2, 4, 0, kNow + 600);
+  soon.spec.is_protected = true;
+  EXPECT_TRUE(Evaluate().actions.empty());
+  // Had node 2 stayed for ten hours anyway, all of node 1's 3h10m is saved.
+  state_.jobs.back().expected_end = At(kNow + 10 * 3600);
+  EXPECT_EQ(Moved(Evaluate()), std::vector<model::JobId>({10}));
+}
+
+TEST_F(ConsolidationTest, ReservedNodesAndPoolMinimumsStay) {
+  state_.nodes = {ReadyNode(1, 1, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0);  // reserved: releasing it saves nothing
+  model::Job& big = Run(20, 2, 6, 0);
+  big.spec.is_protected = true;
+  EXPECT_TRUE(Evaluate().actions.empty());
+
+  state_.jobs.clear();
+  spec_.pools[0].min_nodes = 2;
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  Run(10, 1, 1, 0);
+  Run(20, 2, 4, 0);
+  EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+TEST_F(ConsolidationTest, AJobAcrossNodesIsNotMoved) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8), ReadyNode(3, 0, 8, 8)};
+  model::Job j = testing::Pending(10, 2, 2);
+  j.started = At(0);
+  j.progress = kNow;
+  testing::AddRunning(&state_, std::move(j), {{1, 1}, {2, 1}}, kNow + 3600);
+  Run(20, 3, 2, 0);
+  // Nodes 1 and 2 hold one worker each; only node 3 could be emptied, and
+  // its job fits on node 1 -- so that is the one move.
+  const ScalingPlan plan = Evaluate();
+  EXPECT_EQ(Moved(plan), std::vector<model::JobId>({20}));
+  EXPECT_EQ(Drained(plan), std::vector<model::NodeId>({3}));
+}
+
+TEST_F(ConsolidationTest, RemainingTimeIsTheJobsAgeUnlessToldToTrustExpectedEnd) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8)};
+  const model::Job& j = Run(10, 1, 1, kNow - 7200, /*end=*/kNow + 60);
+  const Consolidation by_age(options_, Minutes(10), false);
+  EXPECT_EQ(by_age.Remaining(j, At(kNow)), Hours(2));
+  ConsolidationOptions o = options_;
+  o.remaining = ConsolidationOptions::Remaining::kExpectedEnd;
+  const Consolidation by_end(o, Minutes(10), false);
+  EXPECT_EQ(by_end.Remaining(j, At(kNow)), Seconds(60));
+}
+
+}  // namespace
+}  // namespace tide::autoscale
