@@ -68,21 +68,25 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (!unschedulable.contains(j->id)) return;
   }
 
+  // Nodes on their way out: drained or evacuated this pass, or given notice.
+  auto leaving = [ctx](const Node& n) { return ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture; };
   // The ready nodes that run something, with their jobs.
   std::vector<NodeView> views;
   absl::flat_hash_map<model::NodeId, size_t> index;
   for (const auto& n : ctx->state.nodes) {
     if (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty()) continue;  // MIG nodes: not yet
-    if (n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id)) continue;
+    if (leaving(n)) continue;
     index[n.id] = views.size();
     views.push_back({&n, {}, n.free_gpus, Duration{0}});
   }
   Timestamp movable_at = kInfiniteFuture;
+  std::vector<size_t> on;  // the views a job has workers on; allocations are a few shares
   for (const auto& j : ctx->state.jobs) {
     if (j.alloc.empty()) continue;
-    absl::flat_hash_set<size_t> on;
+    on.clear();
     for (const auto& sh : j.alloc) {
-      if (auto it = index.find(sh.node); it != index.end()) on.insert(it->second);
+      auto it = index.find(sh.node);
+      if (it != index.end() && std::find(on.begin(), on.end(), it->second) == on.end()) on.push_back(it->second);
     }
     const Duration rest = j.state == JobState::kRunning ? Remaining(j, now) : Duration{0};
     bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
@@ -113,8 +117,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (n.state == NodeState::kProvisioning || n.created < now) {
       last_bought[n.pool] = std::max(last_bought[n.pool], n.created);
     }
-    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
-    if ((n.state == NodeState::kProvisioning || n.state == NodeState::kReady) && !leaving) ++staying[n.pool];
+    if ((n.state == NodeState::kProvisioning || n.state == NodeState::kReady) && !leaving(n)) ++staying[n.pool];
   }
 
   // Cheapest to empty first: fewest busy GPUs, then the longest expected life (the most saved).
@@ -134,8 +137,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // Free GPUs on the running nodes that stay (idle ones wait for idle release and count too).
   int free_staying = 0;
   for (const auto& n : ctx->state.nodes) {
-    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
-    if (n.state == NodeState::kReady && !leaving) free_staying += n.free_gpus;
+    if (n.state == NodeState::kReady && !leaving(n)) free_staying += n.free_gpus;
   }
   int headroom = o_.headroom_gpus;
   if (o_.headroom_window.count() > 0) {
