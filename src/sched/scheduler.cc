@@ -108,62 +108,96 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   }
   const int placeable_slots = snap.size();
   for (const Node* n : joining) pool_of.push_back(n->pool);
-  // Node id -> slot, and every node that is or will be usable with all its
-  // GPUs free: only blocked jobs and slices read them, so they are built on
-  // first use.
-  std::optional<absl::flat_hash_map<model::NodeId, int>> slot_map;
-  auto slot_of = [&]() -> const absl::flat_hash_map<model::NodeId, int>& {
-    if (!slot_map) {
-      slot_map.emplace();
-      slot_map->reserve(pool_of.size());
-      for (int s = 0; s < placeable_slots; ++s) (*slot_map)[snap.id(s)] = s;
-      for (size_t i = 0; i < joining.size(); ++i) (*slot_map)[joining[i]->id] = placeable_slots + static_cast<int>(i);
-    }
-    return *slot_map;
-  };
-  std::optional<CapacitySnapshot> full_snap;
-  auto full = [&]() -> const CapacitySnapshot& {
-    if (!full_snap) {
-      full_snap.emplace(num_pools, max_gpus);
+  // Node id -> slot, as (id, slot) pairs in id order: nodes are walked in id
+  // order, so building it needs no sort and a lookup is a binary search. Only
+  // blocked jobs and slices read it, so it is built on first use.
+  std::optional<std::vector<std::pair<model::NodeId, int>>> slot_index;
+  auto slot_for = [&](model::NodeId id) -> int {  // -1: not a placeable or joining node
+    if (!slot_index) {
+      slot_index.emplace();
+      slot_index->reserve(pool_of.size());
+      int placed = 0, joined = 0;
       for (const Node* n : nodes) {
-        if (placeable(*n) || n->state == NodeState::kProvisioning) full_snap->AddNode(n->id, n->pool, n->gpus, n->gpus);
+        if (placeable(*n)) {
+          slot_index->emplace_back(n->id, placed++);
+        } else if (n->state == NodeState::kProvisioning) {
+          slot_index->emplace_back(n->id, placeable_slots + joined++);
+        }
       }
     }
-    return *full_snap;
+    auto it = std::lower_bound(slot_index->begin(), slot_index->end(), std::make_pair(id, -1));
+    return it != slot_index->end() && it->first == id ? it->second : -1;
+  };
+  // Workers of `g` GPUs that fit on every node that is or will be usable with
+  // all its GPUs free: (pool, GPUs) counts, built on first use.
+  std::vector<int64_t> whole_nodes;
+  auto slots_when_empty = [&](PoolMask mask, int g) -> int64_t {
+    if (whole_nodes.empty()) {
+      whole_nodes.assign(static_cast<size_t>(num_pools) * (max_gpus + 1), 0);
+      for (const Node* n : nodes) {
+        if (placeable(*n) || n->state == NodeState::kProvisioning) ++whole_nodes[n->pool * (max_gpus + 1) + n->gpus];
+      }
+    }
+    if (g <= 0 || g > max_gpus) return 0;
+    int64_t slots = 0;
+    for (int p = 0; p < num_pools; ++p) {
+      if (!(mask & PoolBit(p))) continue;
+      for (int f = g; f <= max_gpus; ++f) slots += whole_nodes[p * (max_gpus + 1) + f] * (f / g);
+    }
+    return slots;
   };
   SliceSnapshot slices;
-  if (any_mig) slices.AddFrom(state, slot_of(), placeable_slots);
+  if (any_mig) {
+    absl::flat_hash_map<model::NodeId, int> slot_map;
+    slot_for(-1);  // builds the index
+    for (const auto& [id, slot] : *slot_index) slot_map[id] = slot;
+    slices.AddFrom(state, slot_map, placeable_slots);
+  }
   if (snap.total_free() == 0 && !any_mig) return out;
 
   // Releases in time order, gathered only if some job is blocked, and put in
   // order only as far as a reservation reads them: the head usually fits
   // after a few, and a full sort of every running job would cost more than
-  // the rest of the pass. `heap` holds what is not yet in `sorted`.
-  auto later = [](const Release& a, const Release& b) { return a.time != b.time ? a.time > b.time : a.slot > b.slot; };
-  std::optional<std::vector<Release>> heap;
+  // the rest of the pass. `heap` holds what is not yet in `sorted`. A job's
+  // release names its node, which is looked up only when it comes out of the
+  // heap; releases on nodes that are not placeable are dropped then. The
+  // order among releases at one instant does not matter: a reservation takes
+  // them all before it looks.
+  struct Due {
+    Timestamp time;
+    model::NodeId node;  // -1: `slot` is set (a joining node)
+    int slot;
+    int gpus;
+  };
+  auto later = [](const Due& a, const Due& b) {
+    return a.time != b.time ? a.time > b.time : a.node != b.node ? a.node > b.node : a.slot > b.slot;
+  };
+  std::optional<std::vector<Due>> heap;
   std::vector<Release> sorted;
   auto release_at = [&](size_t i) -> const Release* {
     if (!heap) {
       heap.emplace();
-      const auto& slots = slot_of();
       for (const auto& j : state.jobs) {
         if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
+        const Timestamp at = std::max(j.expected_end, now);
         for (const auto& sh : j.alloc) {
           if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-          auto it = slots.find(sh.node);
-          if (it == slots.end() || it->second >= placeable_slots) continue;
-          heap->push_back({std::max(j.expected_end, now), it->second, sh.workers * j.spec.gpus_per_worker});
+          heap->push_back({at, sh.node, -1, sh.workers * j.spec.gpus_per_worker});
         }
       }
       for (size_t i = 0; i < joining.size(); ++i) {
-        heap->push_back({std::max(joining[i]->ready_at, now), placeable_slots + static_cast<int>(i), joining[i]->gpus});
+        heap->push_back(
+            {std::max(joining[i]->ready_at, now), -1, placeable_slots + static_cast<int>(i), joining[i]->gpus});
       }
       std::make_heap(heap->begin(), heap->end(), later);
     }
     while (sorted.size() <= i && !heap->empty()) {
       std::pop_heap(heap->begin(), heap->end(), later);
-      sorted.push_back(heap->back());
+      const Due r = heap->back();
       heap->pop_back();
+      const int slot = r.node < 0 ? r.slot : slot_for(r.node);
+      if (slot < 0 || (r.node >= 0 && slot >= placeable_slots)) continue;
+      sorted.push_back({r.time, slot, r.gpus});
     }
     return i < sorted.size() ? &sorted[i] : nullptr;
   };
@@ -172,7 +206,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // everything running has ended and everything booting has joined.
   auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
-    if (full().Slots(mask, g) < w) return std::nullopt;
+    if (slots_when_empty(mask, g) < w) return std::nullopt;
     std::vector<int> free_at(pool_of.size(), 0);
     for (int s = 0; s < placeable_slots; ++s) free_at[s] = snap.free(s);
     int64_t cap = 0;
@@ -193,7 +227,25 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     return std::nullopt;
   };
 
+  // The head's reservation is worked out only when a later job could start
+  // now and must be checked against it: in most passes none can, and the
+  // releases need not be gathered. `blocked` holds, in queue order, the
+  // blocked jobs seen since: the first whose reservation exists becomes the
+  // head, as if each had tried when it was reached (nothing was placed in
+  // between, so the snapshot is the same). Without backfill the first
+  // reservation ends the pass, so it is worked out at once.
   std::optional<Reservation> head;
+  std::vector<std::pair<const Job*, PoolMask>> blocked;
+  auto settle_head = [&]() {
+    for (size_t i = 0; !head && i < blocked.size(); ++i) {
+      head = reserve(*blocked[i].first, blocked[i].second);
+      if (head) {
+        out.head = blocked[i].first->id;
+        out.shadow_time = head->shadow();
+      }
+    }
+    blocked.clear();
+  };
   std::vector<SlotShare> shares;
   auto emit = [&](const Job& job, bool backfilled) {
     Placement p;
@@ -214,6 +266,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     if (job->spec.slice_units > 0) {
       // Slices never hold a reservation; behind a head they may take only
       // what leaves the head's start alone.
+      settle_head();
       std::vector<model::NodeShare> ns;
       CapacitySnapshot::Fork fork(&snap);
       const SliceSnapshot before = slices;
@@ -222,7 +275,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       if (head) {
         std::vector<SlotShare> whole;
         for (const auto& sh : ns) {
-          if (sh.gpu < 0) whole.push_back({slot_of().at(sh.node), 1});
+          if (sh.gpu < 0) whole.push_back({slot_for(sh.node), 1});
         }
         ok = head->Admit(*job, whole, now);
       }
@@ -247,6 +300,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     const int64_t slots = snap.Slots(mask, g);
     const int w = static_cast<int>(std::min<int64_t>(job->spec.workers, slots));
     if (w >= job->spec.MinWorkers()) {
+      settle_head();
       shares.clear();
       const std::vector<PoolMask> preference = PlacementPreference(spec, job->spec, options_.egress_aware);
       if (!head) {
@@ -265,11 +319,10 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     auto [nf, fresh] = no_fit.try_emplace(shape, job->spec.MinWorkers());
     if (!fresh) nf->second = std::min(nf->second, job->spec.MinWorkers());
     if (!head) {
-      head = reserve(*job, mask);
-      if (head) {
-        out.head = job->id;
-        out.shadow_time = head->shadow();
-        if (!options_.backfill) break;
+      blocked.emplace_back(job, mask);
+      if (!options_.backfill) {
+        settle_head();
+        if (head) break;
       }
     }
   }

@@ -42,7 +42,9 @@ struct Placement {
 
 struct SchedulerOutput {
   std::vector<Placement> placements;
-  // The blocked job holding the reservation, and its shadow time, if any.
+  // The blocked job holding the reservation, and its shadow time, if a
+  // reservation was needed: it is worked out only when a later job could
+  // start now and is checked against it (always, without backfill).
   model::JobId head = -1;
   Timestamp shadow_time = kInfiniteFuture;
 };

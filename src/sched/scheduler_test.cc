@@ -79,6 +79,32 @@ TEST_F(SchedulerTest, BackfillsAJobThatEndsBeforeTheHeadCanStart) {
   EXPECT_TRUE(out.placements[0].backfilled);
 }
 
+TEST_F(SchedulerTest, WorksOutTheReservationOnlyWhenALaterJobCouldStart) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  AddRunning(&state_, Pending(100, 8, 1), {{1, 1}}, 1000);
+  AddRunning(&state_, Pending(101, 4, 1), {{2, 1}}, 2000);
+  state_.jobs.push_back(Pending(1, 8, 2, 0));
+  state_.jobs.push_back(Pending(2, 8, 1, 1));  // blocked too: nothing is checked against the head
+  const auto out = Scheduler({}).Schedule(state_, At(0));
+  EXPECT_TRUE(out.placements.empty());
+  EXPECT_EQ(out.head, -1);
+  EXPECT_EQ(out.shadow_time, kInfiniteFuture);
+}
+
+TEST_F(SchedulerTest, AJobThatCanNeverFitLeavesTheReservationToTheNextBlockedJob) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  AddRunning(&state_, Pending(100, 8, 1), {{1, 1}}, 1000);
+  AddRunning(&state_, Pending(101, 4, 1), {{2, 1}}, 2000);
+  state_.jobs.push_back(Pending(1, 8, 3, 0));                    // 3 nodes: never fits here
+  state_.jobs.push_back(Pending(2, 8, 2, 1));                    // fits at t=2000: the head
+  state_.jobs.push_back(Pending(3, 4, 1, 2, /*runtime=*/5000));  // would delay job 2
+  state_.jobs.push_back(Pending(4, 4, 1, 3, /*runtime=*/500));   // ends before t=2000
+  const auto out = Scheduler({}).Schedule(state_, At(0));
+  EXPECT_EQ(out.head, 2);
+  EXPECT_EQ(out.shadow_time, At(2000));
+  EXPECT_EQ(Started(out), std::vector<model::JobId>({4}));
+}
+
 TEST_F(SchedulerTest, BackfillsOnCapacityTheHeadDoesNotNeed) {
   // Three nodes; the head needs 2 whole nodes at t=1000; the third node's
   // spare GPUs can take a long job without delaying it.

@@ -20,12 +20,25 @@ void RescaleFor(const ElasticOptions& o, int reference, int workers, int64_t* gl
 
 namespace {
 
-// Slots of ready nodes (growth lands only where a node is up).
+// GPUs of a ready node's slot free now: unallocated in the live state and
+// not yet taken by a resize earlier in this pass.
+int FreeNow(const PassContext& ctx, const model::Node& n, int slot) {
+  const auto t = ctx.taken_now.find(slot);
+  return n.free_gpus - (t == ctx.taken_now.end() ? 0 : t->second);
+}
+
+// Slots of ready nodes (growth lands only where a node is up) with a GPU
+// free now. A pass only takes GPUs free now, never gives them, so a node
+// left out here could hold no worker later in the pass either.
 std::vector<int> ReadySlots(const PassContext& ctx) {
   std::vector<int> slots;
   for (const auto& n : ctx.state.nodes) {
-    if (n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) continue;
-    if (auto it = ctx.slot_of.find(n.id); it != ctx.slot_of.end()) slots.push_back(it->second);
+    if (n.free_gpus <= 0 || n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) {
+      continue;
+    }
+    if (auto it = ctx.slot_of.find(n.id); it != ctx.slot_of.end() && FreeNow(ctx, n, it->second) > 0) {
+      slots.push_back(it->second);
+    }
   }
   if (!std::is_sorted(slots.begin(), slots.end())) std::sort(slots.begin(), slots.end());
   return slots;
@@ -52,8 +65,7 @@ int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int w
   {
     sched::CapacitySnapshot::Fork hide(&snap);
     for (int s : slots) {
-      const auto t = ctx->taken_now.find(s);
-      const int now_free = ctx->nodes.at(snap.id(s))->free_gpus - (t == ctx->taken_now.end() ? 0 : t->second);
+      const int now_free = FreeNow(*ctx, *ctx->nodes.at(snap.id(s)), s);
       if (snap.free(s) > now_free) snap.Take(s, snap.free(s) - std::max(0, now_free));
     }
     placed = snap.PlaceOnSlots(slots, g, workers, &shares);
@@ -280,6 +292,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     }
     // Only GPUs paid for anyway: reserved nodes, or nodes busy with other work.
     // An idle on-demand node is better released than kept for growth.
+    if (ready.empty()) continue;  // no GPU is free now on a ready node
     std::vector<int> slots;
     for (int s : EligibleSlots(*ctx, ready, *j)) {
       const bool reserved = ctx->spec.pools[snap.pool(s)].tier == model::Tier::kReserved;
