@@ -33,8 +33,7 @@ struct PassContext {
   // Per pool, nodes this pass buys before the what-if is built (pre-warm):
   // the what-if counts them as booting.
   std::vector<int> extra_nodes;
-  // Nodes by id, and the pending jobs in queue order.
-  absl::flat_hash_map<model::NodeId, const model::Node*> nodes;
+  // The pending jobs in queue order.
   std::vector<const model::Job*> pending;
 
   // A job of the snapshot by id. Only reasons name jobs this way, so the
@@ -52,7 +51,9 @@ struct PassContext {
   // and stopping jobs give back within the release lookahead.
   std::unique_ptr<sched::CapacitySnapshot> snap;
   sched::SliceSnapshot slices;  // partly used MIG GPUs, beside `snap`
-  absl::flat_hash_map<model::NodeId, int> slot_of;
+  sched::SlotIndex slot_of;
+  // The node in each slot of `snap` (nullptr: a node not bought yet).
+  std::vector<const model::Node*> node_at;
 
   // Pending jobs that still need capacity after the what-if (in queue order).
   std::vector<Demand> demands;

@@ -25,9 +25,7 @@ void IndexState(PassContext* ctx) {
   const int num_pools = static_cast<int>(ctx->spec.pools.size());
   ctx->live.assign(num_pools, 0);
   ctx->extra_nodes.assign(num_pools, 0);
-  ctx->nodes.reserve(ctx->state.nodes.size());
   for (const auto& n : ctx->state.nodes) {
-    ctx->nodes[n.id] = &n;
     if (n.state != NodeState::kTerminated) ++ctx->live[n.pool];
   }
   ctx->pending = sched::PendingInQueueOrder(ctx->state);
@@ -49,12 +47,19 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
 
   ctx->snap = std::make_unique<sched::CapacitySnapshot>(num_pools, std::max(1, spec.MaxGpusPerNode()));
   sched::CapacitySnapshot& snap = *ctx->snap;
-  for (const auto* n : usable) ctx->slot_of[n->id] = snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
+  ctx->slot_of.clear();
+  ctx->node_at.clear();
+  ctx->slot_of.reserve(usable.size());
+  for (const auto* n : usable) {
+    ctx->slot_of.Add(n->id, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));
+    ctx->node_at.push_back(n);
+  }
   // Nodes this pass already buys (scheduled pre-warm) count as booting.
   model::NodeId template_id = -1000000;
   for (int p = 0; p < num_pools; ++p) {
     for (int k = 0; k < ctx->extra_nodes[p]; ++k) {
       snap.AddNode(template_id--, p, spec.pools[p].type.gpus, spec.pools[p].type.gpus);
+      ctx->node_at.push_back(nullptr);
     }
   }
 
@@ -75,9 +80,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     ctx->freeing.insert(j.id);
     for (const auto& sh : j.alloc) {
       if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-      if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) {
-        snap.Give(it->second, sh.workers * j.spec.gpus_per_worker);
-      }
+      if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
     }
   }
 

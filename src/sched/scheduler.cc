@@ -108,25 +108,17 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   }
   const int placeable_slots = snap.size();
   for (const Node* n : joining) pool_of.push_back(n->pool);
-  // Node id -> slot, as (id, slot) pairs in id order: nodes are walked in id
-  // order, so building it needs no sort and a lookup is a binary search. Only
-  // blocked jobs and slices read it, so it is built on first use.
-  std::optional<std::vector<std::pair<model::NodeId, int>>> slot_index;
-  auto slot_for = [&](model::NodeId id) -> int {  // -1: not a placeable or joining node
+  // Node id -> slot, of placeable and joining nodes: only blocked jobs and
+  // slices read it, so it is built on first use.
+  std::optional<SlotIndex> slot_index;
+  auto node_slots = [&]() -> const SlotIndex& {
     if (!slot_index) {
       slot_index.emplace();
       slot_index->reserve(pool_of.size());
-      int placed = 0, joined = 0;
-      for (const Node* n : nodes) {
-        if (placeable(*n)) {
-          slot_index->emplace_back(n->id, placed++);
-        } else if (n->state == NodeState::kProvisioning) {
-          slot_index->emplace_back(n->id, placeable_slots + joined++);
-        }
-      }
+      for (int s = 0; s < placeable_slots; ++s) slot_index->Add(snap.id(s), s);
+      for (size_t i = 0; i < joining.size(); ++i) slot_index->Add(joining[i]->id, placeable_slots + static_cast<int>(i));
     }
-    auto it = std::lower_bound(slot_index->begin(), slot_index->end(), std::make_pair(id, -1));
-    return it != slot_index->end() && it->first == id ? it->second : -1;
+    return *slot_index;
   };
   // Workers of `g` GPUs that fit on every node that is or will be usable with
   // all its GPUs free: (pool, GPUs) counts, built on first use.
@@ -147,12 +139,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     return slots;
   };
   SliceSnapshot slices;
-  if (any_mig) {
-    absl::flat_hash_map<model::NodeId, int> slot_map;
-    slot_for(-1);  // builds the index
-    for (const auto& [id, slot] : *slot_index) slot_map[id] = slot;
-    slices.AddFrom(state, slot_map, placeable_slots);
-  }
+  if (any_mig) slices.AddFrom(state, node_slots(), placeable_slots);
   if (snap.total_free() == 0 && !any_mig) return out;
 
   // Releases in time order, gathered only if some job is blocked, and put in
@@ -195,7 +182,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       std::pop_heap(heap->begin(), heap->end(), later);
       const Due r = heap->back();
       heap->pop_back();
-      const int slot = r.node < 0 ? r.slot : slot_for(r.node);
+      const int slot = r.node < 0 ? r.slot : node_slots().Find(r.node);
       if (slot < 0 || (r.node >= 0 && slot >= placeable_slots)) continue;
       sorted.push_back({r.time, slot, r.gpus});
     }
@@ -275,7 +262,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       if (head) {
         std::vector<SlotShare> whole;
         for (const auto& sh : ns) {
-          if (sh.gpu < 0) whole.push_back({slot_for(sh.node), 1});
+          if (sh.gpu < 0) whole.push_back({node_slots().Find(sh.node), 1});
         }
         ok = head->Admit(*job, whole, now);
       }

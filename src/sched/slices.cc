@@ -11,19 +11,16 @@ void SliceSnapshot::AddNode(int slot, int pool, int units_per_gpu, std::vector<s
   nodes_.push_back(std::move(e));
 }
 
-void SliceSnapshot::AddFrom(const model::ClusterState& state,
-                            const absl::flat_hash_map<model::NodeId, int>& slot_of, int slots) {
-  std::vector<const model::Node*> nodes;
+void SliceSnapshot::AddFrom(const model::ClusterState& state, const SlotIndex& slot_of, int slots) {
+  std::vector<std::pair<int, const model::Node*>> nodes;  // (slot, node)
   for (const auto& n : state.nodes) {
     if (!state.spec->pools[n.pool].mig.enabled()) continue;
-    auto it = slot_of.find(n.id);
-    if (it == slot_of.end() || it->second >= slots) continue;
-    nodes.push_back(&n);
+    const int slot = slot_of.Find(n.id);
+    if (slot < 0 || slot >= slots) continue;
+    nodes.emplace_back(slot, &n);
   }
-  std::sort(nodes.begin(), nodes.end(), [&](const model::Node* a, const model::Node* b) {
-    return slot_of.at(a->id) < slot_of.at(b->id);
-  });
-  for (const model::Node* n : nodes) {
+  std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [slot, n] : nodes) {
     const int units = state.spec->pools[n->pool].mig.units_per_gpu;
     std::vector<std::pair<int, int>> partial;
     int free_sliced = 0;
@@ -35,7 +32,7 @@ void SliceSnapshot::AddFrom(const model::ClusterState& state,
         partial.emplace_back(static_cast<int>(g), n->slice_free[g]);
       }
     }
-    AddNode(slot_of.at(n->id), n->pool, units, std::move(partial), free_sliced);
+    AddNode(slot, n->pool, units, std::move(partial), free_sliced);
   }
 }
 

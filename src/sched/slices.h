@@ -28,8 +28,7 @@ class SliceSnapshot {
   // free GPUs laid out for slices.
   void AddNode(int slot, int pool, int units_per_gpu, std::vector<std::pair<int, int>> partial, int free_sliced);
   // Adds every MIG node of `state` that `slot_of` maps to a slot below `slots`.
-  void AddFrom(const model::ClusterState& state, const absl::flat_hash_map<model::NodeId, int>& slot_of,
-               int slots = 1 << 30);
+  void AddFrom(const model::ClusterState& state, const SlotIndex& slot_of, int slots = 1 << 30);
 
   struct Pick {
     int node = -1;    // index in this snapshot

@@ -32,6 +32,37 @@ struct SlotShare {
   int workers = 0;
 };
 
+// Node id -> slot. Built once per pass from nodes walked in id order (the
+// drivers keep them so), which makes building it a push and a lookup a
+// binary search; ids that come out of order are sorted once on first use.
+class SlotIndex {
+ public:
+  void clear() {
+    pairs_.clear();
+    sorted_ = true;
+  }
+  void reserve(size_t n) { pairs_.reserve(n); }
+  void Add(model::NodeId id, int slot) {
+    sorted_ = sorted_ && (pairs_.empty() || pairs_.back().first < id);
+    pairs_.emplace_back(id, slot);
+  }
+  // The node's slot, or -1.
+  int Find(model::NodeId id) const {
+    if (!sorted_) {
+      std::sort(pairs_.begin(), pairs_.end());
+      sorted_ = true;
+    }
+    auto it = std::lower_bound(pairs_.begin(), pairs_.end(), std::make_pair(id, -1));
+    return it != pairs_.end() && it->first == id ? it->second : -1;
+  }
+  bool contains(model::NodeId id) const { return Find(id) >= 0; }
+  size_t size() const { return pairs_.size(); }
+
+ private:
+  mutable std::vector<std::pair<model::NodeId, int>> pairs_;
+  mutable bool sorted_ = true;
+};
+
 class CapacitySnapshot {
  public:
   // `max_gpus_per_node` bounds the free count of any node added later.

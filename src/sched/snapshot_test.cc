@@ -95,5 +95,29 @@ TEST(CapacitySnapshotTest, NestedForksUndoInnerThenOuter) {
   EXPECT_EQ(s.free(0), 8);
 }
 
+TEST(SlotIndexTest, FindsSlotsWhetherIdsCameInOrderOrNot) {
+  SlotIndex in_order;
+  in_order.Add(3, 0);
+  in_order.Add(7, 1);
+  in_order.Add(12, 2);
+  EXPECT_EQ(in_order.Find(7), 1);
+  EXPECT_EQ(in_order.Find(12), 2);
+  EXPECT_EQ(in_order.Find(5), -1);
+  EXPECT_EQ(in_order.Find(13), -1);
+  // Booting nodes come after the ready ones, so their ids may be lower.
+  SlotIndex mixed;
+  mixed.Add(10, 0);
+  mixed.Add(20, 1);
+  mixed.Add(4, 2);
+  mixed.Add(15, 3);
+  EXPECT_EQ(mixed.Find(4), 2);
+  EXPECT_EQ(mixed.Find(15), 3);
+  EXPECT_EQ(mixed.Find(20), 1);
+  EXPECT_FALSE(mixed.contains(11));
+  mixed.clear();
+  EXPECT_EQ(mixed.size(), 0u);
+  EXPECT_EQ(mixed.Find(10), -1);
+}
+
 }  // namespace
 }  // namespace tide::sched

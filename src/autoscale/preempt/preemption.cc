@@ -69,20 +69,20 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       if (j.priority >= job.priority || ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) continue;
       bool useful = false;
       for (const auto& sh : j.alloc) {
-        auto it = ctx->slot_of.find(sh.node);
-        useful |= it != ctx->slot_of.end() && (d.pools & sched::PoolBit(snap.pool(it->second)));
+        const int slot = ctx->slot_of.Find(sh.node);
+        useful |= slot >= 0 && (d.pools & sched::PoolBit(snap.pool(slot)));
       }
       if (useful) candidates.push_back(c);
     }
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
     auto give = [&](const Job* v, int sign) {
       for (const auto& sh : v->alloc) {
-        if (auto it = ctx->slot_of.find(sh.node); it != ctx->slot_of.end()) {
+        if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) {
           const int gpus = sh.workers * v->spec.gpus_per_worker;
           if (sign > 0) {
-            snap.Give(it->second, gpus);
+            snap.Give(slot, gpus);
           } else {
-            snap.Take(it->second, gpus);
+            snap.Take(slot, gpus);
           }
         }
       }
