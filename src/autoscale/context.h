@@ -18,6 +18,13 @@
 
 namespace tide::autoscale {
 
+// A set of node or job ids that a pass asks about once per node or job but
+// that is usually empty: asking an empty one costs no hash.
+class IdSet : public absl::flat_hash_set<int64_t> {
+ public:
+  bool contains(int64_t id) const { return !empty() && absl::flat_hash_set<int64_t>::contains(id); }
+};
+
 struct PassContext {
   PassContext(const model::ClusterState& s, Timestamp t) : state(s), spec(*s.spec), now(t) {}
 
@@ -58,14 +65,14 @@ struct PassContext {
   // Pending jobs that still need capacity after the what-if (in queue order).
   std::vector<Demand> demands;
   // Nodes pending work is planned onto: idle release keeps them.
-  absl::flat_hash_set<model::NodeId> needed;
+  IdSet needed;
   // Nodes this pass drains or evacuates: nothing else may count on them.
-  absl::flat_hash_set<model::NodeId> leaving;
+  IdSet leaving;
   // Jobs this pass stops (preempt, reclaim, evacuate) or resizes.
-  absl::flat_hash_set<model::JobId> touched;
+  IdSet touched;
   // Jobs whose GPUs the what-if already counts as free (stopping, or ending
   // within the lookahead): nothing else may count them again.
-  absl::flat_hash_set<model::JobId> freeing;
+  IdSet freeing;
   // GPUs per slot that resizes in this pass took from what is free now.
   absl::flat_hash_map<int, int> taken_now;
   // Nodes the disruption budget still allows this pass to disrupt, and
