@@ -11,6 +11,7 @@ namespace tide::autoscale {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using model::Tier;
 using testing::At;
 using testing::BootingNode;
@@ -109,10 +110,34 @@ TEST_F(AutoscalerTest, RespectsMaxAndNeverBuysHalfAGang) {
   for (int i = 2; i <= 5; ++i) state_.jobs.push_back(Pending(i, 8, 1, 1));
   const ScalingPlan plan = RunOnce(TideOptions(), 60);
   EXPECT_EQ(Bought(plan), 2);  // two single-node jobs, not half of job 1
+  // One action for the jobs that wait for the same pools: job 1 and the two
+  // single-node jobs left over, in queue order.
   const auto at_max = Of(plan, ActionKind::kAtMax);
-  ASSERT_EQ(at_max.size(), 3u);  // job 1 and the two single-node jobs left over
-  EXPECT_EQ(at_max[0].jobs, std::vector<model::JobId>({1}));
-  EXPECT_THAT(at_max[0].reason, HasSubstr("p8 4/4"));
+  ASSERT_EQ(at_max.size(), 1u);
+  ASSERT_EQ(at_max[0].jobs.size(), 3u);
+  EXPECT_EQ(at_max[0].jobs[0], 1);
+  EXPECT_THAT(at_max[0].reason, HasSubstr("3 jobs wait: no pool has room for them (p8 4/4): "));
+  EXPECT_THAT(at_max[0].reason, HasSubstr("j1 (4x8 GPUs), "));
+  EXPECT_EQ(at_max[0].cause, "no pool has room for it (p8 4/4)");
+}
+
+TEST_F(AutoscalerTest, OneJobAtMaxIsNamedInFullAndAManyNamesOnlyTheFirstEight) {
+  spec_.pools[0].max_nodes = 1;
+  state_.nodes = {ReadyNode(1, 0, 8, 8)};
+  AddRunning(&state_, Pending(100, 8, 1), {{1, 1}}, 99999);
+  state_.jobs.push_back(Pending(1, 8, 1));
+  ScalingPlan plan = RunOnce(TideOptions(), 60);
+  auto at_max = Of(plan, ActionKind::kAtMax);
+  ASSERT_EQ(at_max.size(), 1u);
+  EXPECT_EQ(at_max[0].reason, "job j1 (1x8 GPUs) waits: no pool has room for it (p8 1/1)");
+  for (int i = 2; i <= 12; ++i) state_.jobs.push_back(Pending(i, 8, 1, i));
+  plan = RunOnce(TideOptions(), 60);
+  at_max = Of(plan, ActionKind::kAtMax);
+  ASSERT_EQ(at_max.size(), 1u);
+  EXPECT_EQ(at_max[0].jobs.size(), 12u);
+  EXPECT_THAT(at_max[0].reason, HasSubstr("12 jobs wait: no pool has room for them (p8 1/1): j1 (1x8 GPUs), "));
+  EXPECT_THAT(at_max[0].reason, HasSubstr("j8 (1x8 GPUs) and 4 more"));
+  EXPECT_THAT(at_max[0].reason, Not(HasSubstr("j9 ")));
 }
 
 TEST_F(AutoscalerTest, ClusterAutoscalerStylePackingMayBuyPartOfAGang) {

@@ -22,6 +22,8 @@ namespace tide::autoscale {
 // that is usually empty: asking an empty one costs no hash.
 class IdSet : public absl::flat_hash_set<int64_t> {
  public:
+  using absl::flat_hash_set<int64_t>::flat_hash_set;
+  IdSet(absl::flat_hash_set<int64_t> s) : absl::flat_hash_set<int64_t>(std::move(s)) {}  // NOLINT: a set is one
   bool contains(int64_t id) const { return !empty() && absl::flat_hash_set<int64_t>::contains(id); }
 };
 

@@ -46,6 +46,9 @@ struct Action {
   std::vector<model::NodeId> nodes;
   std::vector<model::JobId> jobs;
   std::string reason;
+  // kAtMax: the reason for any one of `jobs`, without naming it ("no pool has
+  // room for it (a100 12/12)"); AtMaxLine() names the job.
+  std::string cause;
   bool cancel = false;    // kReclaim: cancel instead of requeue
   bool forecast = false;  // kScaleUp: bought ahead of forecast demand
   bool bottleneck = false;  // kNote: mark jobs[0] as input- or communication-bound

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autoscale/scaleup/scale_up.h"
 #include "core/strings.h"
 
 namespace tide::sim {
@@ -978,6 +979,12 @@ Status Simulator::RunAutoscaler(Timestamp now) {
           if (a.kind == autoscale::ActionKind::kUnschedulable) unschedulable_.insert(id);
           // Said once per job and kind: a waiting job is reported on every pass.
           if (!noted_.insert({id, a.kind}).second) continue;
+          if (a.kind == autoscale::ActionKind::kAtMax) {
+            // One action names every job waiting for room in a set of pools.
+            const Job* j = FindJob(id);
+            Log(now, "at-max", j == nullptr ? a.reason : autoscale::AtMaxLine(j->spec, a.cause));
+            continue;
+          }
           Log(now, autoscale::ActionKindName(a.kind), a.reason);
         }
         if (a.jobs.empty()) Log(now, autoscale::ActionKindName(a.kind), a.reason);

@@ -49,17 +49,49 @@ const std::string& PoolsAtMax(const PassContext& ctx, sched::PoolMask pools,
   return it->second;
 }
 
-Action AtMax(const PassContext& ctx, const Demand& d, absl::flat_hash_map<sched::PoolMask, std::string>* cache) {
-  const model::JobSpec& js = d.job->spec;
-  Action a;
-  a.kind = ActionKind::kAtMax;
-  a.jobs.push_back(d.job->id);
-  a.reason = StrCat("job ", js.name, " (", js.workers, "x", js.gpus_per_worker, " GPUs) waits: no pool has room for it (",
-                    PoolsAtMax(ctx, d.pools, cache), ")");
-  return a;
+// One action per set of pools, for the jobs left waiting for room in them, in
+// queue order. A pass can leave 100,000 jobs waiting: an action and a line
+// each would bury the log, and building them took a sixth of the pass.
+void ReportAtMax(const PassContext& ctx, const std::vector<Demand>& waiting, ScalingPlan* plan) {
+  constexpr size_t kNamed = 8;
+  struct Group {
+    size_t action;                        // index in plan->actions
+    std::vector<const model::Job*> named;  // the first kNamed jobs
+  };
+  absl::flat_hash_map<sched::PoolMask, Group> groups;
+  absl::flat_hash_map<sched::PoolMask, std::string> pools_text;
+  for (const Demand& d : waiting) {
+    auto [it, fresh] = groups.try_emplace(d.pools, Group{plan->actions.size(), {}});
+    if (fresh) {
+      Action a;
+      a.kind = ActionKind::kAtMax;
+      a.cause = StrCat("no pool has room for it (", PoolsAtMax(ctx, d.pools, &pools_text), ")");
+      plan->actions.push_back(std::move(a));
+    }
+    plan->actions[it->second.action].jobs.push_back(d.job->id);
+    if (it->second.named.size() < kNamed) it->second.named.push_back(d.job);
+  }
+  for (const auto& [pools, g] : groups) {
+    Action& a = plan->actions[g.action];
+    const size_t n = a.jobs.size();
+    if (n == 1) {
+      a.reason = AtMaxLine(g.named[0]->spec, a.cause);
+      continue;
+    }
+    std::vector<std::string> named;
+    for (const model::Job* j : g.named) {
+      named.push_back(StrCat(j->spec.name, " (", j->spec.workers, "x", j->spec.gpus_per_worker, " GPUs)"));
+    }
+    a.reason = StrCat(n, " jobs wait: no pool has room for them (", pools_text.at(pools), "): ", StrJoin(named, ", "),
+                      n > kNamed ? StrCat(" and ", n - kNamed, " more") : std::string());
+  }
 }
 
 }  // namespace
+
+std::string AtMaxLine(const model::JobSpec& js, std::string_view cause) {
+  return StrCat("job ", js.name, " (", js.workers, "x", js.gpus_per_worker, " GPUs) waits: ", cause);
+}
 
 void ReportUnschedulable(PassContext* ctx, ScalingPlan* plan) {
   const ClusterSpec& spec = ctx->spec;
@@ -251,10 +283,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     if (demands.empty()) break;
   }
   // Whatever is left waits for room, never half-bought.
-  if (exhausted) {
-    absl::flat_hash_map<sched::PoolMask, std::string> pools_text;
-    for (const Demand& d : demands) plan->actions.push_back(AtMax(*ctx, d, &pools_text));
-  }
+  if (exhausted) ReportAtMax(*ctx, demands, plan);
   leave(demands, exhausted);
 }
 

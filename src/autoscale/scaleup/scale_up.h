@@ -69,6 +69,9 @@ class ScaleUp {
 // removed from ctx->demands.
 void ReportUnschedulable(PassContext* ctx, ScalingPlan* plan);
 
+// "job train-7 (2x8 GPUs) waits: <cause>": one job of a kAtMax action.
+std::string AtMaxLine(const model::JobSpec& job, std::string_view cause);
+
 }  // namespace tide::autoscale
 
 #endif  // TIDE_AUTOSCALE_SCALEUP_SCALE_UP_H_
