@@ -42,8 +42,11 @@ struct PassContext {
   // Per pool, nodes this pass buys before the what-if is built (pre-warm):
   // the what-if counts them as booting.
   std::vector<int> extra_nodes;
-  // The pending jobs in queue order.
+  // The pending jobs in queue order, and the jobs that hold GPUs (starting,
+  // running, stopping) in snapshot order: components that look only at the
+  // latter walk them, not a queue of 100,000.
   std::vector<const model::Job*> pending;
+  std::vector<const model::Job*> active;
 
   // A job of the snapshot by id. Only reasons name jobs this way, so the
   // index is built on first use: a pass over 100,000 pending jobs need not

@@ -28,7 +28,7 @@ void IndexState(PassContext* ctx) {
   for (const auto& n : ctx->state.nodes) {
     if (n.state != NodeState::kTerminated) ++ctx->live[n.pool];
   }
-  ctx->pending = sched::PendingInQueueOrder(ctx->state);
+  ctx->pending = sched::PendingInQueueOrder(ctx->state, &ctx->active);
 }
 
 void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan) {
@@ -66,7 +66,8 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
   // Capacity that stopping jobs give back at once, and running jobs before a
   // new node could boot.
   const Duration lookahead = ReleaseLookahead(o, *ctx);
-  for (const auto& j : state.jobs) {
+  for (const model::Job* jp : ctx->active) {
+    const model::Job& j = *jp;
     bool freeing = j.state == JobState::kStopping || ctx->touched.contains(j.id);
     if (j.state == JobState::kRunning && !freeing && lookahead.count() > 0) {
       if (j.expected_end > now + lookahead) {

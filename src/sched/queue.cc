@@ -25,13 +25,19 @@ struct QueueKey {
 
 bool QueueBefore(const model::Job& a, const model::Job& b) { return QueueKey(a) < QueueKey(b); }
 
-std::vector<const model::Job*> PendingInQueueOrder(const model::ClusterState& state) {
+std::vector<const model::Job*> PendingInQueueOrder(const model::ClusterState& state,
+                                                   std::vector<const model::Job*>* active) {
   // Sorted by a copy of each job's key, so that comparisons stay in one
   // array rather than chase pointers into jobs: a long queue is sorted on
   // every scheduling pass.
   std::vector<QueueKey> keys;
+  if (active != nullptr) active->clear();
   for (const auto& j : state.jobs) {
-    if (j.state == model::JobState::kPending) keys.emplace_back(j);
+    if (j.state == model::JobState::kPending) {
+      keys.emplace_back(j);
+    } else if (active != nullptr && j.state != model::JobState::kCompleted) {
+      active->push_back(&j);
+    }
   }
   if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
   std::vector<const model::Job*> out;

@@ -83,7 +83,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     for (const auto& n : state.nodes) any_free |= n.free_gpus > 0 && placeable(n);
     if (!any_free) return out;
   }
-  std::vector<const Job*> pending = PendingInQueueOrder(state);
+  std::vector<const Job*> active;
+  std::vector<const Job*> pending = PendingInQueueOrder(state, &active);
   if (pending.empty()) return out;
 
   // Placeable nodes get snapshot slots in id order; nodes that will join later
@@ -164,8 +165,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   auto release_at = [&](size_t i) -> const Release* {
     if (!heap) {
       heap.emplace();
-      for (const auto& j : state.jobs) {
-        if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
+      for (const Job* jp : active) {
+        const Job& j = *jp;
         const Timestamp at = std::max(j.expected_end, now);
         for (const auto& sh : j.alloc) {
           if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted

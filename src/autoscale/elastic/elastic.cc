@@ -128,7 +128,8 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
   if (!u_.enabled || m == nullptr) return;
   const std::vector<int> ready = ReadySlots(*ctx);
   sched::CapacitySnapshot& snap = *ctx->snap;
-  for (const auto& j : ctx->state.jobs) {
+  for (const Job* jp : ctx->active) {
+    const Job& j = *jp;
     // A resize pauses the job to re-rendezvous: protected jobs are left alone.
     if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || j.spec.is_protected ||
         ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) {
@@ -221,7 +222,8 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   // The jobs that could give workers back at all, in snapshot order: few, so
   // each waiting job's search below costs little even behind 100,000 others.
   std::vector<const Job*> shrinkable;
-  for (const auto& j : ctx->state.jobs) {
+  for (const Job* jp : ctx->active) {
+    const Job& j = *jp;
     if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected &&
         j.Workers() > j.spec.MinWorkers() && ctx->now >= j.last_resize + e_.cooldown) {
       shrinkable.push_back(&j);
@@ -229,14 +231,14 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   }
   // Shrink elastic jobs for waiting work no pool can be grown for.
   for (const Demand& d : unserved) {
-    if (d.job->state != JobState::kPending) continue;  // growth wants do not shrink others
-    const int g = d.job->spec.gpus_per_worker, w = d.job->spec.MinWorkers();
+    if (!d.pending) continue;  // growth wants do not shrink others
+    const int g = d.gpus_per_worker, w = d.min_workers;
     sched::CapacitySnapshot::Fork fork(&snap);
     std::vector<Action> resizes;
     for (const Job* jp : shrinkable) {
       const Job& j = *jp;
       if (snap.Slots(d.pools, g) >= w) break;
-      if (ctx->touched.contains(j.id) || ctx->freeing.contains(j.id) || j.priority > d.job->priority) continue;
+      if (ctx->touched.contains(j.id) || ctx->freeing.contains(j.id) || j.priority > d.priority) continue;
       std::vector<model::NodeShare> removed;
       int can = j.Workers() - j.spec.MinWorkers();
       for (const auto& sh : j.alloc) {
@@ -271,7 +273,8 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   if (!ctx->demands.empty() || !unserved.empty()) return;
   const std::vector<int> ready = ReadySlots(*ctx);
   std::vector<const Job*> growable;
-  for (const auto& j : ctx->state.jobs) {
+  for (const Job* jp : ctx->active) {
+    const Job& j = *jp;
     if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected && !j.bottleneck &&
         !ctx->touched.contains(j.id) &&
         !ctx->freeing.contains(j.id) && j.Workers() < j.spec.MaxWorkers()) {

@@ -25,7 +25,8 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     double unsaved;
   };
   std::vector<Candidate> all;
-  for (const auto& j : ctx->state.jobs) {
+  for (const Job* jp : ctx->active) {
+    const Job& j = *jp;
     if (j.state != JobState::kRunning || !j.spec.preemptible || j.spec.is_protected || j.spec.slice_units > 0) {
       continue;  // a slice rarely frees a whole GPU
     }
@@ -51,14 +52,14 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       keep.push_back(d);
       continue;
     }
-    const Timestamp due = job.spec.submit + o_.after;
+    const Timestamp due = d.submit + o_.after;
     if (ctx->now < due) {
       plan->next_wakeup = std::min(plan->next_wakeup, due);
       keep.push_back(d);
       continue;
     }
-    const auto shape = std::make_tuple(d.pools, job.spec.gpus_per_worker, job.priority);
-    if (auto h = hopeless.find(shape); h != hopeless.end() && job.spec.MinWorkers() >= h->second) {
+    const auto shape = std::make_tuple(d.pools, d.gpus_per_worker, d.priority);
+    if (auto h = hopeless.find(shape); h != hopeless.end() && d.min_workers >= h->second) {
       keep.push_back(d);
       continue;
     }
@@ -66,7 +67,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     std::vector<Candidate> candidates;
     for (const auto& c : all) {
       const Job& j = *c.job;
-      if (j.priority >= job.priority || ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) continue;
+      if (j.priority >= d.priority || ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) continue;
       bool useful = false;
       for (const auto& sh : j.alloc) {
         const int slot = ctx->slot_of.Find(sh.node);
@@ -74,7 +75,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       }
       if (useful) candidates.push_back(c);
     }
-    const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
+    const int g = d.gpus_per_worker, w = d.min_workers;
     auto give = [&](const Job* v, int sign) {
       for (const auto& sh : v->alloc) {
         if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) {

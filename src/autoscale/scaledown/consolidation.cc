@@ -81,7 +81,8 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   }
   Timestamp movable_at = kInfiniteFuture;
   std::vector<size_t> on;  // the views a job has workers on; allocations are a few shares
-  for (const auto& j : ctx->state.jobs) {
+  for (const model::Job* jp : ctx->active) {
+    const model::Job& j = *jp;
     if (j.alloc.empty()) continue;
     on.clear();
     for (const auto& sh : j.alloc) {

@@ -14,7 +14,8 @@ void IdleReclaim::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     Timestamp since;
   };
   std::vector<Idle> idle;
-  for (const auto& j : ctx->state.jobs) {
+  for (const model::Job* jp : ctx->active) {
+    const model::Job& j = *jp;
     if (j.state != model::JobState::kRunning || j.spec.is_protected || ctx->touched.contains(j.id)) continue;
     const Timestamp due = m->NextBelowFor(j.id, o_.below, o_.after, ctx->now);
     if (due > ctx->now) {

@@ -34,7 +34,8 @@ ScaleUpOption BinpackingEstimator::Estimate(const model::ClusterSpec& spec, int 
   auto served = [&](size_t i, int workers, double useful) {
     opt.served.emplace_back(static_cast<int>(i), workers);
     opt.useful_gpus += useful;
-    if (egress_aware_) {
+    // A job that moves no data costs no egress anywhere (ClusterSpec::EgressCost).
+    if (egress_aware_ && demands[i].moves_data) {
       const double hours = std::max(1.0, static_cast<double>(demands[i].job->spec.runtime.count()) / 3600.0);
       opt.egress_per_hour += spec.EgressCost(demands[i].job->spec, pool) / hours;
     }

@@ -29,9 +29,22 @@ struct Demand {
   int gpus_per_worker = 0;
   int slice_units = 0;
   int min_workers = 0;
+  int priority = 0;
+  bool pending = false;     // a queued job, not a running one's growth
+  bool moves_data = false;  // has data or output somewhere: egress may cost
+  Timestamp submit;
 
   static Demand For(const model::Job* job, sched::PoolMask pools, int workers) {
-    return Demand{job, pools, workers, job->spec.gpus_per_worker, job->spec.slice_units, job->spec.MinWorkers()};
+    return Demand{job,
+                  pools,
+                  workers,
+                  job->spec.gpus_per_worker,
+                  job->spec.slice_units,
+                  job->spec.MinWorkers(),
+                  job->priority,
+                  job->state == model::JobState::kPending,
+                  !job->spec.data_region.empty() && (job->spec.data_gb > 0 || job->spec.output_gb > 0),
+                  job->spec.submit};
   }
 };
 

@@ -201,7 +201,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   std::vector<const Job*> waiting, counted = ctx->pending;
   for (const Demand& d : demands) {
     waiting.push_back(d.job);
-    if (d.job->state != model::JobState::kPending) counted.push_back(d.job);
+    if (!d.pending) counted.push_back(d.job);
   }
   const TriggerDecision trig = PendingTrigger(o_.trigger).Evaluate(counted, waiting, now);
   plan->next_wakeup = std::min(plan->next_wakeup, trig.next_check);

@@ -18,7 +18,8 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     Action stop;
     stop.kind = ActionKind::kEvacuate;
     stop.pool = n.pool;
-    for (const auto& j : ctx->state.jobs) {
+    for (const model::Job* jp : ctx->active) {
+      const model::Job& j = *jp;
       if (j.state != model::JobState::kRunning || ctx->touched.contains(j.id)) continue;
       for (const auto& sh : j.alloc) {
         if (sh.node == n.id) {
