@@ -22,6 +22,7 @@ namespace tide::autoscale {
 // A pending job and how many of its workers still need a place.
 struct Demand {
   const model::Job* job = nullptr;
+  model::JobId id = 0;
   sched::PoolMask pools = 0;  // where its workers may run
   int workers_left = 0;
   // Copied from the job's spec: the estimator reads these for every demand
@@ -36,6 +37,7 @@ struct Demand {
 
   static Demand For(const model::Job* job, sched::PoolMask pools, int workers) {
     return Demand{job,
+                  job->id,
                   pools,
                   workers,
                   job->spec.gpus_per_worker,

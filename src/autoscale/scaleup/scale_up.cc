@@ -68,7 +68,7 @@ void ReportAtMax(const PassContext& ctx, const std::vector<Demand>& waiting, Sca
       a.cause = StrCat("no pool has room for it (", PoolsAtMax(ctx, d.pools, &pools_text), ")");
       plan->actions.push_back(std::move(a));
     }
-    plan->actions[it->second.action].jobs.push_back(d.job->id);
+    plan->actions[it->second.action].jobs.push_back(d.id);
     if (it->second.named.size() < kNamed) it->second.named.push_back(d.job);
   }
   for (const auto& [pools, g] : groups) {
