@@ -23,7 +23,8 @@ namespace tide::autoscale {
 class IdSet : public absl::flat_hash_set<int64_t> {
  public:
   using absl::flat_hash_set<int64_t>::flat_hash_set;
-  IdSet(absl::flat_hash_set<int64_t> s) : absl::flat_hash_set<int64_t>(std::move(s)) {}  // NOLINT: a set is one
+  // Implicit, so that a plain set can be assigned to one.
+  IdSet(absl::flat_hash_set<int64_t> s) : absl::flat_hash_set<int64_t>(std::move(s)) {}  // NOLINT(runtime/explicit)
   bool contains(int64_t id) const { return !empty() && absl::flat_hash_set<int64_t>::contains(id); }
 };
 

@@ -121,23 +121,17 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     }
     return *slot_index;
   };
-  // Workers of `g` GPUs that fit on every node that is or will be usable with
-  // all its GPUs free: (pool, GPUs) counts, built on first use.
-  std::vector<int64_t> whole_nodes;
-  auto slots_when_empty = [&](PoolMask mask, int g) -> int64_t {
-    if (whole_nodes.empty()) {
-      whole_nodes.assign(static_cast<size_t>(num_pools) * (max_gpus + 1), 0);
+  // Every node that is or will be usable, with all its GPUs free: whether a
+  // blocked job could ever fit. Built only when a reservation is worked out.
+  std::optional<CapacitySnapshot> full_snap;
+  auto full = [&]() -> const CapacitySnapshot& {
+    if (!full_snap) {
+      full_snap.emplace(num_pools, max_gpus);
       for (const Node* n : nodes) {
-        if (placeable(*n) || n->state == NodeState::kProvisioning) ++whole_nodes[n->pool * (max_gpus + 1) + n->gpus];
+        if (placeable(*n) || n->state == NodeState::kProvisioning) full_snap->AddNode(n->id, n->pool, n->gpus, n->gpus);
       }
     }
-    if (g <= 0 || g > max_gpus) return 0;
-    int64_t slots = 0;
-    for (int p = 0; p < num_pools; ++p) {
-      if (!(mask & PoolBit(p))) continue;
-      for (int f = g; f <= max_gpus; ++f) slots += whole_nodes[p * (max_gpus + 1) + f] * (f / g);
-    }
-    return slots;
+    return *full_snap;
   };
   SliceSnapshot slices;
   if (any_mig) slices.AddFrom(state, node_slots(), placeable_slots);
@@ -194,7 +188,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // everything running has ended and everything booting has joined.
   auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
-    if (slots_when_empty(mask, g) < w) return std::nullopt;
+    if (full().Slots(mask, g) < w) return std::nullopt;
     std::vector<int> free_at(pool_of.size(), 0);
     for (int s = 0; s < placeable_slots; ++s) free_at[s] = snap.free(s);
     int64_t cap = 0;

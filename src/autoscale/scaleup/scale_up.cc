@@ -49,6 +49,11 @@ const std::string& PoolsAtMax(const PassContext& ctx, sched::PoolMask pools,
   return it->second;
 }
 
+// "train-7 (2x8 GPUs)".
+std::string JobShape(const model::JobSpec& js) {
+  return StrCat(js.name, " (", js.workers, "x", js.gpus_per_worker, " GPUs)");
+}
+
 // One action per set of pools, for the jobs left waiting for room in them, in
 // queue order. A pass can leave 100,000 jobs waiting: an action and a line
 // each would bury the log, and building them took a sixth of the pass.
@@ -79,9 +84,7 @@ void ReportAtMax(const PassContext& ctx, const std::vector<Demand>& waiting, Sca
       continue;
     }
     std::vector<std::string> named;
-    for (const model::Job* j : g.named) {
-      named.push_back(StrCat(j->spec.name, " (", j->spec.workers, "x", j->spec.gpus_per_worker, " GPUs)"));
-    }
+    for (const model::Job* j : g.named) named.push_back(JobShape(j->spec));
     a.reason = StrCat(n, " jobs wait: no pool has room for them (", pools_text.at(pools), "): ", StrJoin(named, ", "),
                       n > kNamed ? StrCat(" and ", n - kNamed, " more") : std::string());
   }
@@ -90,7 +93,7 @@ void ReportAtMax(const PassContext& ctx, const std::vector<Demand>& waiting, Sca
 }  // namespace
 
 std::string AtMaxLine(const model::JobSpec& js, std::string_view cause) {
-  return StrCat("job ", js.name, " (", js.workers, "x", js.gpus_per_worker, " GPUs) waits: ", cause);
+  return StrCat("job ", JobShape(js), " waits: ", cause);
 }
 
 void ReportUnschedulable(PassContext* ctx, ScalingPlan* plan) {
