@@ -48,6 +48,10 @@ struct PassContext {
   // latter walk them, not a queue of 100,000.
   std::vector<const model::Job*> pending;
   std::vector<const model::Job*> active;
+  // The pending jobs' demands, in queue order beside `pending`: made in the
+  // same scan, in memory order, so that coverage walks this compact array
+  // rather than 100,000 jobs in queue order. Coverage consumes it.
+  std::vector<Demand> queued;
 
   // A job of the snapshot by id. Only reasons name jobs this way, so the
   // index is built on first use: a pass over 100,000 pending jobs need not

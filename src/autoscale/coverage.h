@@ -15,7 +15,7 @@
 
 namespace tide::autoscale {
 
-// Fills ctx->live, nodes, jobs and pending. The first step of a pass.
+// Fills ctx->live, active, pending and queued. The first step of a pass.
 void IndexState(PassContext* ctx);
 
 // Fills ctx->snap, slot_of, demands and needed, and plan->covered.

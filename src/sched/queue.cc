@@ -1,48 +1,111 @@
 #include "sched/queue.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 
 namespace tide::sched {
 namespace {
 
-// A job's place in the queue: higher priority first, then earlier
-// submission, then lower id.
-struct QueueKey {
-  int priority;
-  Timestamp submit;
-  model::JobId id;
-  const model::Job* job;
+// Below this many keys a comparison sort is as fast, and needs no passes.
+constexpr size_t kRadixFrom = 1024;
+constexpr int kDigitBits = 11;
+constexpr size_t kBuckets = size_t{1} << kDigitBits;
 
-  explicit QueueKey(const model::Job& j) : priority(j.priority), submit(j.spec.submit), id(j.id), job(&j) {}
-  bool operator<(const QueueKey& o) const {
-    if (priority != o.priority) return priority > o.priority;
-    if (submit != o.submit) return submit < o.submit;
-    return id < o.id;
-  }
+struct Packed {
+  uint64_t key;
+  uint32_t at;  // position in the unsorted keys
 };
+
+// Least-significant-digit radix sort of `v` on key's low `bits` bits. Stable,
+// so equal keys keep their order; a digit every key shares costs no pass.
+void RadixSort(std::vector<Packed>* v, int bits) {
+  std::vector<Packed> tmp(v->size());
+  for (int shift = 0; shift < bits; shift += kDigitBits) {
+    std::array<size_t, kBuckets> count{};
+    for (const Packed& p : *v) ++count[(p.key >> shift) & (kBuckets - 1)];
+    if (std::find(count.begin(), count.end(), v->size()) != count.end()) continue;
+    size_t sum = 0;
+    for (size_t& c : count) {
+      const size_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (const Packed& p : *v) tmp[count[(p.key >> shift) & (kBuckets - 1)]++] = p;
+    v->swap(tmp);
+  }
+}
+
+int BitsFor(uint64_t range) { return std::bit_width(range); }
 
 }  // namespace
 
-bool QueueBefore(const model::Job& a, const model::Job& b) { return QueueKey(a) < QueueKey(b); }
+bool QueueBefore(const model::Job& a, const model::Job& b) { return QueueKey::Of(a, 0) < QueueKey::Of(b, 0); }
+
+void SortInQueueOrder(std::vector<QueueKey>* keys) {
+  std::vector<QueueKey>& k = *keys;
+  if (k.size() < kRadixFrom) {
+    if (!std::is_sorted(k.begin(), k.end())) std::stable_sort(k.begin(), k.end());
+    return;
+  }
+  // Pack (priority descending, submit, id) as offsets from their minimums.
+  int max_p = k[0].priority, min_p = k[0].priority;
+  int64_t min_s = k[0].submit.time_since_epoch().count(), max_s = min_s, min_i = k[0].id, max_i = min_i;
+  for (const QueueKey& q : k) {
+    min_p = std::min(min_p, q.priority);
+    max_p = std::max(max_p, q.priority);
+    const int64_t s = q.submit.time_since_epoch().count();
+    min_s = std::min(min_s, s);
+    max_s = std::max(max_s, s);
+    min_i = std::min(min_i, q.id);
+    max_i = std::max(max_i, q.id);
+  }
+  // Ranges as unsigned: a difference of two int64 can overflow int64.
+  const auto range = [](int64_t lo, int64_t hi) { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
+  const uint64_t rp = range(min_p, max_p), rs = range(min_s, max_s), ri = range(min_i, max_i);
+  const int bp = BitsFor(rp), bs = BitsFor(rs), bi = BitsFor(ri);
+  if (bp + bs + bi > 64) {
+    std::stable_sort(k.begin(), k.end());
+    return;
+  }
+  std::vector<Packed> packed(k.size());
+  bool sorted = true;
+  for (size_t n = 0; n < k.size(); ++n) {
+    const QueueKey& q = k[n];
+    const uint64_t p = range(q.priority, max_p);  // the highest priority packs as 0
+    const uint64_t s = range(min_s, q.submit.time_since_epoch().count());
+    const uint64_t i = range(min_i, q.id);
+    // Shifts by 64 are undefined: a field of 0 bits packs nothing.
+    uint64_t key = i;
+    if (bs > 0) key |= s << bi;
+    if (bp > 0) key |= p << (bi + bs);
+    packed[n] = {key, static_cast<uint32_t>(n)};
+    sorted = sorted && (n == 0 || packed[n - 1].key <= key);
+  }
+  if (sorted) return;
+  RadixSort(&packed, bp + bs + bi);
+  std::vector<QueueKey> out;
+  out.reserve(k.size());
+  for (const Packed& p : packed) out.push_back(k[p.at]);
+  k.swap(out);
+}
 
 std::vector<const model::Job*> PendingInQueueOrder(const model::ClusterState& state,
                                                    std::vector<const model::Job*>* active) {
-  // Sorted by a copy of each job's key, so that comparisons stay in one
-  // array rather than chase pointers into jobs: a long queue is sorted on
-  // every scheduling pass.
   std::vector<QueueKey> keys;
   if (active != nullptr) active->clear();
-  for (const auto& j : state.jobs) {
+  for (size_t n = 0; n < state.jobs.size(); ++n) {
+    const model::Job& j = state.jobs[n];
     if (j.state == model::JobState::kPending) {
-      keys.emplace_back(j);
+      keys.push_back(QueueKey::Of(j, static_cast<uint32_t>(n)));
     } else if (active != nullptr && j.state != model::JobState::kCompleted) {
       active->push_back(&j);
     }
   }
-  if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
+  SortInQueueOrder(&keys);
   std::vector<const model::Job*> out;
   out.reserve(keys.size());
-  for (const QueueKey& k : keys) out.push_back(k.job);
+  for (const QueueKey& k : keys) out.push_back(&state.jobs[k.index]);
   return out;
 }
 

@@ -20,9 +20,14 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
   // least work lost, then lowest priority, fewest GPUs, lowest id. Each
   // waiting job below takes the ones it may preempt from this list, so the
   // pass scans the running jobs once rather than once per waiting job.
+  // Each candidate carries what every waiting job asks of it (its priority
+  // and the pools its GPUs are in), so that the scan per waiting job stays
+  // in this array instead of reading each job and looking up its nodes.
   struct Candidate {
     const Job* job;
     double unsaved;
+    int priority;
+    sched::PoolMask pools;  // pools of the what-if's nodes it runs on
   };
   std::vector<Candidate> all;
   for (const Job* jp : ctx->active) {
@@ -30,11 +35,18 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     if (j.state != JobState::kRunning || !j.spec.preemptible || j.spec.is_protected || j.spec.slice_units > 0) {
       continue;  // a slice rarely frees a whole GPU
     }
-    all.push_back({&j, j.UnsavedWork()});
+    // The what-if already counts a freeing job's GPUs as free.
+    if (ctx->freeing.contains(j.id)) continue;
+    sched::PoolMask pools = 0;
+    for (const auto& sh : j.alloc) {
+      if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) pools |= sched::PoolBit(snap.pool(slot));
+    }
+    if (pools == 0) continue;
+    all.push_back({&j, j.UnsavedWork(), j.priority, pools});
   }
   std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
     if (a.unsaved != b.unsaved) return a.unsaved < b.unsaved;
-    if (a.job->priority != b.job->priority) return a.job->priority < b.job->priority;
+    if (a.priority != b.priority) return a.priority < b.priority;
     if (a.job->spec.gpus() != b.job->spec.gpus()) return a.job->spec.gpus() < b.job->spec.gpus();
     return a.job->id < b.job->id;
   });
@@ -43,37 +55,32 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
   // job of the same shape asking for at least as many fails too, until a
   // preemption changes the what-if.
   absl::flat_hash_map<std::tuple<sched::PoolMask, int, int>, int> hopeless;
-  std::vector<Demand> keep;
+  // The demands it does not serve stay, in order, compacted in place.
+  size_t left = 0;
   for (size_t i = 0; i < ctx->demands.size(); ++i) {
     const Demand& d = ctx->demands[i];
     const Job& job = *d.job;
     const bool may = o_.before_buying || (i < blocked.size() && blocked[i]);
     if (!may) {
-      keep.push_back(d);
+      ctx->demands[left++] = d;
       continue;
     }
     const Timestamp due = d.submit + o_.after;
     if (ctx->now < due) {
       plan->next_wakeup = std::min(plan->next_wakeup, due);
-      keep.push_back(d);
+      ctx->demands[left++] = d;
       continue;
     }
     const auto shape = std::make_tuple(d.pools, d.gpus_per_worker, d.priority);
     if (auto h = hopeless.find(shape); h != hopeless.end() && d.min_workers >= h->second) {
-      keep.push_back(d);
+      ctx->demands[left++] = d;
       continue;
     }
     // Candidates: lower priority, not already counted free, running on nodes it may use.
     std::vector<Candidate> candidates;
     for (const auto& c : all) {
-      const Job& j = *c.job;
-      if (j.priority >= d.priority || ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) continue;
-      bool useful = false;
-      for (const auto& sh : j.alloc) {
-        const int slot = ctx->slot_of.Find(sh.node);
-        useful |= slot >= 0 && (d.pools & sched::PoolBit(snap.pool(slot)));
-      }
-      if (useful) candidates.push_back(c);
+      if (c.priority >= d.priority || !(c.pools & d.pools) || ctx->touched.contains(c.job->id)) continue;
+      candidates.push_back(c);
     }
     const int g = d.gpus_per_worker, w = d.min_workers;
     auto give = [&](const Job* v, int sign) {
@@ -96,7 +103,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       victims.push_back(c.job);
     }
     if (snap.Slots(d.pools, g) < w) {
-      keep.push_back(d);  // even every candidate would not make room
+      ctx->demands[left++] = d;  // even every candidate would not make room
       auto [h, fresh] = hopeless.try_emplace(shape, w);
       if (!fresh) h->second = std::min(h->second, w);
       continue;
@@ -123,7 +130,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       note.reason = StrCat("job ", job.spec.name, " would preempt ", victims.size(), " jobs on ", nodes.size(),
                            " nodes; the disruption budget allows ", ctx->disruption_allowance, " now");
       plan->actions.push_back(std::move(note));
-      keep.push_back(d);
+      ctx->demands[left++] = d;
       continue;
     }
     // Commit: the head takes the freed GPUs in the what-if.
@@ -149,7 +156,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     plan->actions.push_back(std::move(a));
     plan->covered.push_back({job.id, {}});
   }
-  ctx->demands = std::move(keep);
+  ctx->demands.resize(left);
 }
 
 }  // namespace tide::autoscale

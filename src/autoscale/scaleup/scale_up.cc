@@ -14,12 +14,15 @@ namespace {
 using model::ClusterSpec;
 using model::Job;
 
-std::string JobList(const std::vector<model::JobId>& ids, const PassContext& ctx) {
+// The first served jobs' names. They come from the demands, not from the
+// pass's job index: building that index for a queue of 100,000 costs more
+// than the rest of the scale-up.
+std::string JobList(const std::vector<const Job*>& jobs) {
   constexpr size_t kShown = 8;
   std::vector<std::string> names;
-  for (size_t i = 0; i < ids.size() && i < kShown; ++i) names.push_back(ctx.JobById(ids[i]).spec.name);
+  for (size_t i = 0; i < jobs.size() && i < kShown; ++i) names.push_back(jobs[i]->spec.name);
   std::string s = StrJoin(names, ",");
-  if (ids.size() > kShown) StrAppend(&s, ",... (", ids.size(), " jobs)");
+  if (jobs.size() > kShown) StrAppend(&s, ",... (", jobs.size(), " jobs)");
   return s;
 }
 
@@ -98,10 +101,12 @@ std::string AtMaxLine(const model::JobSpec& js, std::string_view cause) {
 
 void ReportUnschedulable(PassContext* ctx, ScalingPlan* plan) {
   const ClusterSpec& spec = ctx->spec;
-  std::vector<Demand> keep;
-  for (const Demand& d : ctx->demands) {
+  // Those that could ever fit stay, in order, compacted in place.
+  size_t left = 0;
+  for (size_t i = 0; i < ctx->demands.size(); ++i) {
+    const Demand& d = ctx->demands[i];
     if (CouldEverFit(spec, d)) {
-      keep.push_back(d);
+      ctx->demands[left++] = d;
       continue;
     }
     const model::JobSpec& js = d.job->spec;
@@ -123,7 +128,7 @@ void ReportUnschedulable(PassContext* ctx, ScalingPlan* plan) {
     }
     plan->actions.push_back(std::move(a));
   }
-  ctx->demands = std::move(keep);
+  ctx->demands.resize(left);
 }
 
 void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* blocked) const {
@@ -157,12 +162,20 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   }
   const bool spot_below_share = elastic_gpus <= 0 || spot_gpus / elastic_gpus < tiers_.spot_share;
   std::vector<Demand> demands;
+  std::vector<Demand> held;  // waiting for spot: not blocked, not served
+  // A demand is held only while spot is out and below its share; otherwise
+  // all of them are asked for, and 100,000 need not be copied.
+  if (spot_out == 0 || !spot_below_share) {
+    demands = std::move(ctx->demands);
+    ctx->demands.clear();
+  }
   for (const Demand& d : ctx->demands) {
     const sched::PoolMask usable_spot = d.pools & spot_pools;
     if (usable_spot == 0 || (usable_spot & ~spot_out) != 0 || !spot_below_share) {
       demands.push_back(d);
       continue;
     }
+    held.push_back(d);
     // Every spot pool it could use is out: hold it until the fallback.
     Timestamp fallback = kInfiniteFuture, since = kInfiniteFuture;
     for (int p = 0; p < num_pools; ++p) {
@@ -178,17 +191,15 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
                       "); falls back to on-demand at ", FormatTimestamp(fallback));
     plan->actions.push_back(std::move(a));
   }
-  std::vector<Demand> held;  // waiting for spot: not blocked, not served
-  if (demands.size() < ctx->demands.size()) {
+  if (!held.empty()) {
+    // A job with a demand that is asked for is not held for another.
     absl::flat_hash_set<const Job*> asked;
     for (const Demand& d : demands) asked.insert(d.job);
-    for (const Demand& d : ctx->demands) {
-      if (!asked.contains(d.job)) held.push_back(d);
-    }
+    std::erase_if(held, [&](const Demand& d) { return asked.contains(d.job); });
   }
-  auto leave = [&](const std::vector<Demand>& unserved, bool exhausted) {
-    ctx->demands = unserved;
+  auto leave = [&](std::vector<Demand> unserved, bool exhausted) {
     blocked->assign(unserved.size(), exhausted);
+    ctx->demands = std::move(unserved);
     for (const Demand& d : held) {
       ctx->demands.push_back(d);
       blocked->push_back(false);
@@ -209,7 +220,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   const TriggerDecision trig = PendingTrigger(o_.trigger).Evaluate(counted, waiting, now);
   plan->next_wakeup = std::min(plan->next_wakeup, trig.next_check);
   if (!trig.fire) {
-    leave(demands, false);
+    leave(std::move(demands), false);
     return;
   }
 
@@ -254,9 +265,11 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     ScaleUpOption o = estimator.Estimate(spec, pool, ctx->max_nodes[pool] - ctx->live[pool], demands, &snap,
                                          &ctx->slices, &next_template_id);
     std::vector<model::JobId> served;
+    std::vector<const Job*> served_jobs;
     for (const auto& [idx, workers] : o.served) {
       demands[idx].workers_left -= workers;
-      served.push_back(demands[idx].job->id);
+      served.push_back(demands[idx].id);
+      served_jobs.push_back(demands[idx].job);
     }
     // Existing nodes the served jobs landed on are needed, not idle.
     for (int s = 0; s < first_slot; ++s) {
@@ -275,7 +288,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
       a.jobs = served;
       a.reason = fmt::format("{}; +{} {} ({}, {:.4g} {}/h each) for {}; {:.3g} of {} new GPUs used; {}", trig.reason,
                              o.nodes, p.name, model::TierName(p.tier), p.price_per_hour, spec.currency,
-                             JobList(served, *ctx), o.useful_gpus, o.new_gpus, choice.why);
+                             JobList(served_jobs), o.useful_gpus, o.new_gpus, choice.why);
       plan->actions.push_back(std::move(a));
       if (!grown[pool]) {
         grown[pool] = true;
@@ -287,7 +300,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   }
   // Whatever is left waits for room, never half-bought.
   if (exhausted) ReportAtMax(*ctx, demands, plan);
-  leave(demands, exhausted);
+  leave(std::move(demands), exhausted);
 }
 
 }  // namespace tide::autoscale
