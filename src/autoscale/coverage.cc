@@ -53,14 +53,14 @@ void IndexState(PassContext* ctx) {
       ctx->active.push_back(&j);
     }
   }
-  sched::SortInQueueOrder(&keys);
+  const std::vector<uint32_t> order = sched::QueueOrder(keys);
   ctx->pending.clear();
-  ctx->pending.reserve(keys.size());
+  ctx->pending.reserve(order.size());
   ctx->queued.clear();
-  ctx->queued.reserve(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (i + kAhead < keys.size()) __builtin_prefetch(&demands[keys[i + kAhead].index]);
-    const Demand& d = demands[keys[i].index];
+  ctx->queued.reserve(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i + kAhead < order.size()) __builtin_prefetch(&demands[order[i + kAhead]]);
+    const Demand& d = demands[order[i]];
     ctx->queued.push_back(d);
     ctx->pending.push_back(d.job);
   }

@@ -9,12 +9,12 @@ namespace {
 
 // Below this many keys a comparison sort is as fast, and needs no passes.
 constexpr size_t kRadixFrom = 1024;
-constexpr int kDigitBits = 11;
+constexpr int kDigitBits = 8;
 constexpr size_t kBuckets = size_t{1} << kDigitBits;
 
 struct Packed {
   uint64_t key;
-  uint32_t at;  // position in the unsorted keys
+  uint32_t at;  // the key's index
 };
 
 // Least-significant-digit radix sort of `v` on key's low `bits` bits. Stable,
@@ -42,12 +42,18 @@ int BitsFor(uint64_t range) { return std::bit_width(range); }
 
 bool QueueBefore(const model::Job& a, const model::Job& b) { return QueueKey::Of(a, 0) < QueueKey::Of(b, 0); }
 
-void SortInQueueOrder(std::vector<QueueKey>* keys) {
-  std::vector<QueueKey>& k = *keys;
-  if (k.size() < kRadixFrom) {
-    if (!std::is_sorted(k.begin(), k.end())) std::stable_sort(k.begin(), k.end());
-    return;
-  }
+std::vector<uint32_t> QueueOrder(const std::vector<QueueKey>& k) {
+  std::vector<uint32_t> at(k.size());
+  auto comparison_sort = [&] {
+    std::vector<uint32_t> pos(k.size());
+    for (size_t n = 0; n < k.size(); ++n) pos[n] = static_cast<uint32_t>(n);
+    if (!std::is_sorted(k.begin(), k.end())) {
+      std::stable_sort(pos.begin(), pos.end(), [&](uint32_t a, uint32_t b) { return k[a] < k[b]; });
+    }
+    for (size_t n = 0; n < k.size(); ++n) at[n] = k[pos[n]].index;
+    return at;
+  };
+  if (k.size() < kRadixFrom) return comparison_sort();
   // Pack (priority descending, submit, id) as offsets from their minimums.
   int max_p = k[0].priority, min_p = k[0].priority;
   int64_t min_s = k[0].submit.time_since_epoch().count(), max_s = min_s, min_i = k[0].id, max_i = min_i;
@@ -62,12 +68,8 @@ void SortInQueueOrder(std::vector<QueueKey>* keys) {
   }
   // Ranges as unsigned: a difference of two int64 can overflow int64.
   const auto range = [](int64_t lo, int64_t hi) { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
-  const uint64_t rp = range(min_p, max_p), rs = range(min_s, max_s), ri = range(min_i, max_i);
-  const int bp = BitsFor(rp), bs = BitsFor(rs), bi = BitsFor(ri);
-  if (bp + bs + bi > 64) {
-    std::stable_sort(k.begin(), k.end());
-    return;
-  }
+  const int bp = BitsFor(range(min_p, max_p)), bs = BitsFor(range(min_s, max_s)), bi = BitsFor(range(min_i, max_i));
+  if (bp + bs + bi > 64) return comparison_sort();
   std::vector<Packed> packed(k.size());
   bool sorted = true;
   for (size_t n = 0; n < k.size(); ++n) {
@@ -79,15 +81,12 @@ void SortInQueueOrder(std::vector<QueueKey>* keys) {
     uint64_t key = i;
     if (bs > 0) key |= s << bi;
     if (bp > 0) key |= p << (bi + bs);
-    packed[n] = {key, static_cast<uint32_t>(n)};
+    packed[n] = {key, q.index};
     sorted = sorted && (n == 0 || packed[n - 1].key <= key);
   }
-  if (sorted) return;
-  RadixSort(&packed, bp + bs + bi);
-  std::vector<QueueKey> out;
-  out.reserve(k.size());
-  for (const Packed& p : packed) out.push_back(k[p.at]);
-  k.swap(out);
+  if (!sorted) RadixSort(&packed, bp + bs + bi);
+  for (size_t n = 0; n < k.size(); ++n) at[n] = packed[n].at;
+  return at;
 }
 
 std::vector<const model::Job*> PendingInQueueOrder(const model::ClusterState& state,
@@ -102,10 +101,9 @@ std::vector<const model::Job*> PendingInQueueOrder(const model::ClusterState& st
       active->push_back(&j);
     }
   }
-  SortInQueueOrder(&keys);
   std::vector<const model::Job*> out;
   out.reserve(keys.size());
-  for (const QueueKey& k : keys) out.push_back(&state.jobs[k.index]);
+  for (const uint32_t n : QueueOrder(keys)) out.push_back(&state.jobs[n]);
   return out;
 }
 

@@ -29,12 +29,12 @@ struct QueueKey {
   }
 };
 
-// Sorts `keys` into queue order (operator<), stably: keys equal in all three
-// keep their order. A long queue is sorted on every pass: when the spread of
-// its priorities, submissions and ids fits in 64 bits, which it does on any
-// real queue, this is a radix sort on that packed key, and otherwise a
-// comparison sort. Both give the same order.
-void SortInQueueOrder(std::vector<QueueKey>* keys);
+// The keys' `index` fields in queue order (operator<), stably: keys equal
+// in all three keep their order. A long queue is ordered on every pass:
+// when the spread of its priorities, submissions and ids fits in 64 bits,
+// which it does on any real queue, this is a radix sort on that packed key,
+// and otherwise a comparison sort. Both give the same order.
+std::vector<uint32_t> QueueOrder(const std::vector<QueueKey>& keys);
 
 // The pending jobs of `state`, in queue order. The pointers point into `state`.
 // With `active`, also the jobs that hold or are about to free GPUs (starting,

@@ -15,7 +15,7 @@ QueueKey Key(int priority, int64_t submit, model::JobId id, uint32_t index) {
   return {priority, Timestamp(Duration(submit)), id, index};
 }
 
-// The order a comparison sort gives, stably: what SortInQueueOrder promises.
+// The order a comparison sort gives, stably: what QueueOrder promises.
 std::vector<uint32_t> Expected(std::vector<QueueKey> keys) {
   std::stable_sort(keys.begin(), keys.end());
   std::vector<uint32_t> out;
@@ -23,12 +23,7 @@ std::vector<uint32_t> Expected(std::vector<QueueKey> keys) {
   return out;
 }
 
-std::vector<uint32_t> Sorted(std::vector<QueueKey> keys) {
-  SortInQueueOrder(&keys);
-  std::vector<uint32_t> out;
-  for (const auto& k : keys) out.push_back(k.index);
-  return out;
-}
+std::vector<uint32_t> Sorted(const std::vector<QueueKey>& keys) { return QueueOrder(keys); }
 
 TEST(QueueOrder, HigherPriorityThenEarlierSubmitThenLowerId) {
   const std::vector<QueueKey> keys = {Key(0, 10, 1, 0), Key(5, 20, 2, 1), Key(5, 10, 3, 2), Key(5, 10, 1, 3)};

@@ -11,8 +11,13 @@ CapacitySnapshot::CapacitySnapshot(int num_pools, int max_gpus_per_node)
     : num_pools_(num_pools),
       max_level_(max_gpus_per_node),
       levels_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1)),
+      slots_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1), 0),
       pool_free_(num_pools, 0) {
   assert(num_pools <= kMaxPools);
+  quotient_.assign(static_cast<size_t>(max_level_ + 1) * (max_level_ + 1), 0);
+  for (int f = 0; f <= max_level_; ++f) {
+    for (int g = 1; g <= max_level_; ++g) quotient_[static_cast<size_t>(f) * (max_level_ + 1) + g] = f / g;
+  }
 }
 
 int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
@@ -21,6 +26,7 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
   const int slot = size();
   nodes_.push_back({id, pool, gpus, free});
   levels_[pool * (max_level_ + 1) + free].insert(slot);
+  CountSlots(pool, free, +1);
   nonempty_pools_ |= PoolBit(pool);
   total_free_ += free;
   pool_free_[pool] += free;
@@ -35,9 +41,17 @@ void CapacitySnapshot::SetFree(int slot, int value) {
   const int base = n.pool * (max_level_ + 1);
   levels_[base + n.free].erase(slot);
   levels_[base + value].insert(slot);
+  CountSlots(n.pool, n.free, -1);
+  CountSlots(n.pool, value, +1);
   total_free_ += value - n.free;
   pool_free_[n.pool] += value - n.free;
   n.free = value;
+}
+
+void CapacitySnapshot::CountSlots(int pool, int free, int sign) {
+  int64_t* row = &slots_[static_cast<size_t>(pool) * (max_level_ + 1)];
+  const int* q = &quotient_[static_cast<size_t>(free) * (max_level_ + 1)];
+  for (int g = 1; g <= free; ++g) row[g] += sign * q[g];
 }
 
 int64_t CapacitySnapshot::Slots(PoolMask pools, int gpus_per_worker) const {
@@ -47,10 +61,7 @@ int64_t CapacitySnapshot::Slots(PoolMask pools, int gpus_per_worker) const {
   while (m) {
     const int p = __builtin_ctzll(m);
     m &= m - 1;
-    const int base = p * (max_level_ + 1);
-    for (int f = gpus_per_worker; f <= max_level_; ++f) {
-      slots += static_cast<int64_t>(levels_[base + f].size()) * (f / gpus_per_worker);
-    }
+    slots += slots_[static_cast<size_t>(p) * (max_level_ + 1) + gpus_per_worker];
   }
   return slots;
 }
@@ -163,6 +174,7 @@ CapacitySnapshot::Fork::~Fork() {
     const int slot = static_cast<int>(s.nodes_.size()) - 1;
     const NodeEntry& n = s.nodes_.back();
     s.levels_[n.pool * (s.max_level_ + 1) + n.free].erase(slot);
+    s.CountSlots(n.pool, n.free, -1);
     s.total_free_ -= n.free;
     s.pool_free_[n.pool] -= n.free;
     s.nodes_.pop_back();

@@ -135,6 +135,8 @@ class CapacitySnapshot {
   };
 
   void SetFree(int slot, int value);
+  // Adds `sign` times the workers of every size that `free` GPUs of `pool` hold.
+  void CountSlots(int pool, int free, int sign);
   // Finds the best-fit slot for one worker, or -1.
   int BestFit(PoolMask pools, int gpus_per_worker) const;
 
@@ -173,6 +175,10 @@ class CapacitySnapshot {
 
   // levels_[pool * (max_level_ + 1) + free] = slots of that pool with that many free GPUs.
   std::vector<SlotSet> levels_;
+  // slots_[pool * (max_level_ + 1) + g] = Slots(that pool, g), kept as free
+  // counts change: a pass asks Slots for each of 100,000 waiting jobs.
+  std::vector<int64_t> slots_;
+  std::vector<int> quotient_;  // [free * (max_level_ + 1) + g] = free / g, without dividing
   PoolMask nonempty_pools_ = 0;
   int64_t total_free_ = 0;
   std::vector<int64_t> pool_free_;

@@ -1,7 +1,9 @@
 #include "sched/snapshot.h"
 
+#include <memory>
 #include <vector>
 
+#include "core/rng.h"
 #include "gtest/gtest.h"
 
 namespace tide::sched {
@@ -93,6 +95,54 @@ TEST(CapacitySnapshotTest, NestedForksUndoInnerThenOuter) {
     EXPECT_EQ(s.free(0), 4);
   }
   EXPECT_EQ(s.free(0), 8);
+}
+
+// Slots is kept as free counts change; it must equal the sum of
+// floor(free / g) over the nodes, through adds, takes, gives, placements and
+// forks that commit or revert, nested.
+TEST(CapacitySnapshotTest, SlotsEqualTheSumOverNodesThroughEveryChange) {
+  Rng rng(11);
+  CapacitySnapshot s(3, 8);
+  auto brute = [&](PoolMask pools, int g) {
+    int64_t n = 0;
+    for (int slot = 0; slot < s.size(); ++slot) {
+      if (pools & PoolBit(s.pool(slot))) n += s.free(slot) / g;
+    }
+    return n;
+  };
+  auto check = [&](int step) {
+    for (PoolMask pools = 1; pools < 8; ++pools) {
+      for (int g = 1; g <= 9; ++g) ASSERT_EQ(s.Slots(pools, g), brute(pools, g)) << "step " << step;
+    }
+  };
+  std::vector<std::unique_ptr<CapacitySnapshot::Fork>> forks;
+  for (int step = 0; step < 3000; ++step) {
+    const int op = static_cast<int>(rng.UniformInt(0, 9));
+    if (op <= 1 || s.size() == 0) {
+      const int gpus = static_cast<int>(rng.UniformInt(1, 8));
+      s.AddNode(step, static_cast<int>(rng.UniformInt(0, 2)), gpus, static_cast<int>(rng.UniformInt(0, gpus)));
+    } else if (op <= 4) {
+      const int slot = static_cast<int>(rng.UniformInt(0, s.size() - 1));
+      if (s.free(slot) > 0) s.Take(slot, static_cast<int>(rng.UniformInt(1, s.free(slot))));
+    } else if (op <= 6) {
+      const int slot = static_cast<int>(rng.UniformInt(0, s.size() - 1));
+      if (s.free(slot) < s.gpus(slot)) s.Give(slot, static_cast<int>(rng.UniformInt(1, s.gpus(slot) - s.free(slot))));
+    } else if (op == 7) {
+      const int g = static_cast<int>(rng.UniformInt(1, 4));
+      const PoolMask pools = static_cast<PoolMask>(rng.UniformInt(1, 7));
+      const int64_t fit = s.Slots(pools, g);
+      std::vector<SlotShare> out;
+      if (fit > 0) s.Place(pools, g, static_cast<int>(std::min<int64_t>(fit, rng.UniformInt(1, 5))), &out);
+    } else if (op == 8 && forks.size() < 4) {
+      forks.push_back(std::make_unique<CapacitySnapshot::Fork>(&s));
+    } else if (!forks.empty()) {
+      if (rng.Bernoulli(0.5)) forks.back()->Commit();
+      forks.pop_back();
+    }
+    check(step);
+  }
+  while (!forks.empty()) forks.pop_back();
+  check(-1);
 }
 
 TEST(SlotIndexTest, FindsSlotsWhetherIdsCameInOrderOrNot) {
