@@ -231,6 +231,11 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   bool exhausted = false;
   std::vector<bool> grown(num_pools, false);
   const ExpanderContext ectx{spec, ctx->live, tiers_.spot_share};
+  // Demands a round serves in full stay in `demands` until the rounds are
+  // over (the estimator skips them), rather than 100,000 being compacted
+  // after every round.
+  size_t unserved = std::count_if(demands.begin(), demands.end(), [](const Demand& d) { return d.workers_left > 0; });
+  bool committed = false;
   // Each round: every pool with room proposes an option; the expander chain
   // picks one; it is committed to the snapshot; repeat.
   while (true) {
@@ -261,19 +266,18 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     const int pool = choice.option->pool;
 
     // Commit: the same estimate, on the snapshot itself this time.
-    const int first_slot = snap.size();
     ScaleUpOption o = estimator.Estimate(spec, pool, ctx->max_nodes[pool] - ctx->live[pool], demands, &snap,
                                          &ctx->slices, &next_template_id);
+    committed = true;
     std::vector<model::JobId> served;
     std::vector<const Job*> served_jobs;
     for (const auto& [idx, workers] : o.served) {
-      demands[idx].workers_left -= workers;
-      served.push_back(demands[idx].id);
-      served_jobs.push_back(demands[idx].job);
-    }
-    // Existing nodes the served jobs landed on are needed, not idle.
-    for (int s = 0; s < first_slot; ++s) {
-      if (snap.id(s) >= 0 && snap.free(s) < snap.gpus(s)) ctx->needed.insert(snap.id(s));
+      Demand& d = demands[idx];
+      const bool was_waiting = d.workers_left > 0;
+      d.workers_left -= workers;
+      if (was_waiting && d.workers_left <= 0) --unserved;
+      served.push_back(d.id);
+      served_jobs.push_back(d.job);
     }
     ctx->live[pool] += o.nodes;
     if (o.nodes == 0) {
@@ -295,8 +299,16 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
         ++pools_grown;
       }
     }
-    std::erase_if(demands, [](const Demand& d) { return d.workers_left <= 0; });
-    if (demands.empty()) break;
+    if (unserved == 0) break;
+  }
+  std::erase_if(demands, [](const Demand& d) { return d.workers_left <= 0; });
+  // Existing nodes the served jobs landed on are needed, not idle. Committed
+  // rounds only take GPUs, so the nodes in use after the last round are
+  // those of every round (new nodes have negative ids until they exist).
+  if (committed) {
+    for (int s = 0; s < snap.size(); ++s) {
+      if (snap.id(s) >= 0 && snap.free(s) < snap.gpus(s)) ctx->needed.insert(snap.id(s));
+    }
   }
   // Whatever is left waits for room, never half-bought.
   if (exhausted) ReportAtMax(*ctx, demands, plan);
