@@ -36,21 +36,29 @@ void RadixSort(std::vector<Packed>* v, int bits) {
   }
 }
 
-int BitsFor(uint64_t range) { return std::bit_width(range); }
-
 }  // namespace
 
 bool QueueBefore(const model::Job& a, const model::Job& b) { return QueueKey::Of(a, 0) < QueueKey::Of(b, 0); }
 
 std::vector<uint32_t> QueueOrder(const std::vector<QueueKey>& k) {
   std::vector<uint32_t> at(k.size());
+  // Short queues (the simulator's, pass after pass) are sorted as copies of
+  // their keys, with the position as the last tie-break: as stable as a
+  // stable sort, without its buffer or an indirection per comparison.
   auto comparison_sort = [&] {
-    std::vector<uint32_t> pos(k.size());
-    for (size_t n = 0; n < k.size(); ++n) pos[n] = static_cast<uint32_t>(n);
-    if (!std::is_sorted(k.begin(), k.end())) {
-      std::stable_sort(pos.begin(), pos.end(), [&](uint32_t a, uint32_t b) { return k[a] < k[b]; });
+    if (std::is_sorted(k.begin(), k.end())) {
+      for (size_t n = 0; n < k.size(); ++n) at[n] = k[n].index;
+      return at;
     }
-    for (size_t n = 0; n < k.size(); ++n) at[n] = k[pos[n]].index;
+    struct Ranked {
+      QueueKey key;
+      uint32_t pos;
+      bool operator<(const Ranked& o) const { return key < o.key || (!(o.key < key) && pos < o.pos); }
+    };
+    std::vector<Ranked> r(k.size());
+    for (size_t n = 0; n < k.size(); ++n) r[n] = {k[n], static_cast<uint32_t>(n)};
+    std::sort(r.begin(), r.end());
+    for (size_t n = 0; n < k.size(); ++n) at[n] = r[n].key.index;
     return at;
   };
   if (k.size() < kRadixFrom) return comparison_sort();
@@ -68,7 +76,8 @@ std::vector<uint32_t> QueueOrder(const std::vector<QueueKey>& k) {
   }
   // Ranges as unsigned: a difference of two int64 can overflow int64.
   const auto range = [](int64_t lo, int64_t hi) { return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); };
-  const int bp = BitsFor(range(min_p, max_p)), bs = BitsFor(range(min_s, max_s)), bi = BitsFor(range(min_i, max_i));
+  const int bp = std::bit_width(range(min_p, max_p)), bs = std::bit_width(range(min_s, max_s)),
+            bi = std::bit_width(range(min_i, max_i));
   if (bp + bs + bi > 64) return comparison_sort();
   std::vector<Packed> packed(k.size());
   bool sorted = true;
