@@ -282,6 +282,8 @@ struct PoolStatus {
   Timestamp last_failure = kInfinitePast;
 };
 
+class StateIndex;  // model/state_index.h
+
 // The snapshot a decision is made on. Nodes are the ones not yet terminated;
 // jobs are those pending, starting, running or stopping. Order carries no
 // meaning. The pointers are optional and owned by the driver.
@@ -298,6 +300,9 @@ struct ClusterState {
   };
   std::vector<Arrival> arrivals;
   const MetricsView* metrics = nullptr;
+  // A driver's index of this state (model/state_index.h), read only while it
+  // is synced with it; nullptr: the decision core scans.
+  const StateIndex* index = nullptr;
 };
 
 }  // namespace tide::model

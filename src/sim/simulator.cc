@@ -38,18 +38,37 @@ Simulator::Simulator(const model::ClusterSpec* spec, autoscale::PolicyProfile po
       ledger_(spec),
       metrics_(&runs_) {}
 
+// A node or job found here may be changed by the caller: the index reads it
+// again at its next Sync.
 Node* Simulator::FindNode(model::NodeId id) {
   auto it = node_index_.find(id);
-  return it == node_index_.end() ? nullptr : &state_.nodes[it->second];
+  if (it == node_index_.end()) return nullptr;
+  index_.TouchNode(it->second);
+  return &state_.nodes[it->second];
 }
 
 Job* Simulator::FindJob(model::JobId id) {
   auto it = job_index_.find(id);
-  return it == job_index_.end() ? nullptr : &state_.jobs[it->second];
+  if (it == job_index_.end()) return nullptr;
+  index_.TouchJob(it->second);
+  return &state_.jobs[it->second];
+}
+
+void Simulator::TouchJob(const Job& job) { index_.TouchJob(static_cast<size_t>(&job - state_.jobs.data())); }
+
+Status Simulator::SyncIndex() {
+  index_.Sync(state_);
+  if (options_.check_index) {
+    if (const std::string diff = index_.Diff(state_); !diff.empty()) {
+      return absl::InternalError(StrCat("the simulator's state index differs from the state: ", diff));
+    }
+  }
+  return OkStatus();
 }
 
 void Simulator::RemoveJob(model::JobId id) {
   const size_t i = job_index_.at(id);
+  index_.RemoveJob(i);
   job_index_.erase(id);
   if (i + 1 != state_.jobs.size()) {
     state_.jobs[i] = std::move(state_.jobs.back());
@@ -66,6 +85,7 @@ void Simulator::RemoveJob(model::JobId id) {
 // find already sorted.
 void Simulator::RemoveNode(model::NodeId id) {
   const size_t i = node_index_.at(id);
+  index_.RemoveNode(i);
   node_index_.erase(id);
   state_.nodes.erase(state_.nodes.begin() + static_cast<std::ptrdiff_t>(i));
   for (size_t k = i; k < state_.nodes.size(); ++k) node_index_[state_.nodes[k].id] = k;
@@ -81,6 +101,7 @@ Status Simulator::Init() {
   if (spec_->pools.size() > 64) return absl::InvalidArgumentError("at most 64 pools are supported");
   state_.spec = spec_;
   state_.metrics = &metrics_;
+  state_.index = &index_;
   state_.pools.assign(spec_->pools.size(), model::PoolStatus{});
   pool_seq_.assign(spec_->pools.size(), 0);
   waits_by_class_.assign(spec_->priority_classes.size(), {});
@@ -95,7 +116,7 @@ Status Simulator::Init() {
   for (size_t p = 0; p < spec_->pools.size(); ++p) {
     for (int i = 0; i < spec_->pools[p].min_nodes; ++i) {
       CreateNode(static_cast<int>(p), t0_, false);
-      Node& n = state_.nodes.back();
+      Node& n = state_.nodes.back();  // CreateNode told the index
       n.state = NodeState::kReady;
       n.ready_at = t0_;
       n.idle_since = t0_;
@@ -156,6 +177,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
         if (old > 1024) arr.erase(arr.begin(), arr.begin() + static_cast<long>(old));
       }
       job_index_[job.id] = state_.jobs.size();
+      index_.TouchJob(state_.jobs.size());
       state_.jobs.push_back(std::move(job));
       current_run_.emplace_back();
       *changed = true;
@@ -246,6 +268,7 @@ Status Simulator::RunScheduler(Timestamp now) {
   // The scheduler reads no job's progress, and every transition computes it
   // from the job's segments; only an observer looks at it here.
   if (observer_) RefreshJobs(now);
+  TIDE_RETURN_IF_ERROR(SyncIndex());
   const sched::SchedulerOutput out = scheduler_.Schedule(state_, now);
   for (const auto& p : out.placements) TIDE_RETURN_IF_ERROR(ApplyPlacement(p, now));
   if (observer_) observer_->AfterSchedule(state_, out, now);
@@ -443,6 +466,7 @@ void Simulator::MaybeStartAfterBoot(Timestamp now) {
       ready = ready && n != nullptr && n->state == NodeState::kReady;
     }
     if (!ready) continue;
+    TouchJob(j);
     const Timestamp at = AlignUp(now, t0_, policy_.start_tick);
     if (at == now) {
       StartRun(j, now);
@@ -623,6 +647,7 @@ void Simulator::CreateNode(int pool, Timestamp now, bool forecast) {
     ScheduleStorage();
   }
   node_index_[n.id] = state_.nodes.size();
+  index_.TouchNode(state_.nodes.size());
   state_.nodes.push_back(std::move(n));
   ++result_.nodes_bought;
   ++live_nodes_;
@@ -863,6 +888,7 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
 
 Status Simulator::RunAutoscaler(Timestamp now) {
   RefreshJobs(now);
+  TIDE_RETURN_IF_ERROR(SyncIndex());
   TIDE_ASSIGN_OR_RETURN(autoscale::ScalingPlan plan, autoscaler_->RunOnce(state_, now));
   ++result_.autoscaler_runs;
   if (observer_) observer_->OnPlan(state_, plan, now);

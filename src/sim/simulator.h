@@ -39,6 +39,7 @@
 #include "core/status.h"
 #include "cost/ledger.h"
 #include "model/cluster.h"
+#include "model/state_index.h"
 #include "model/timeline.h"
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
@@ -68,6 +69,9 @@ struct SimOptions {
   // Run the autoscaler on every tick of its grid, even when nothing changed
   // and no timer is due. Slower; the results are the same (a test checks).
   bool every_tick = false;
+  // Check the state index (model/state_index.h) against a fresh one before
+  // every decision, and fail the run if they differ. Slow; for tests.
+  bool check_index = false;
   WorldOptions world;
   // Record the timeline of the HTML report: buckets of `timeline_step`,
   // doubling to stay within `timeline_max_buckets`.
@@ -173,6 +177,10 @@ class Simulator {
   void RemoveNode(model::NodeId id);
   model::Node* FindNode(model::NodeId id);
   model::Job* FindJob(model::JobId id);
+  // Tells the index that a job reached other than through FindJob changed.
+  void TouchJob(const model::Job& job);
+  // Brings the index up to date before a decision.
+  Status SyncIndex();
   void Log(Timestamp now, std::string_view kind, std::string_view text);
   PolicyResult Finish();
   // The timeline's levels and totals as they stand after the instant `now`.
@@ -195,6 +203,7 @@ class Simulator {
   EventQueue queue_;
 
   model::ClusterState state_;
+  model::StateIndex index_;  // of state_: what the decision core would otherwise scan for
   absl::flat_hash_map<model::JobId, size_t> job_index_;
   // The current segment of each job in state_.jobs, at the same index (empty
   // unless running): what RefreshJobs reads, in one pass over memory.

@@ -1,0 +1,277 @@
+#include "model/state_index.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace tide::model {
+
+void PosSet::EraseShift(size_t pos) {
+  const size_t w = pos >> 6;
+  if (w >= words_.size()) return;
+  erase(pos);
+  // Within the word: bits below `pos` stay, bits above move down one.
+  const uint64_t low = (pos & 63) == 0 ? 0 : words_[w] & ((uint64_t{1} << (pos & 63)) - 1);
+  uint64_t high = (pos & 63) == 63 ? 0 : words_[w] >> ((pos & 63) + 1) << (pos & 63);
+  words_[w] = low | high;
+  // Every later word moves down one bit, its lowest into the word before.
+  for (size_t k = w + 1; k < words_.size(); ++k) {
+    words_[k - 1] |= (words_[k] & 1) << 63;
+    words_[k] >>= 1;
+  }
+}
+
+bool PosSet::operator==(const PosSet& o) const {
+  if (size_ != o.size_) return false;
+  const size_t n = std::max(words_.size(), o.words_.size());
+  for (size_t w = 0; w < n; ++w) {
+    const uint64_t a = w < words_.size() ? words_[w] : 0, b = w < o.words_.size() ? o.words_[w] : 0;
+    if (a != b) return false;
+  }
+  return true;
+}
+
+StateIndex::JobRec StateIndex::Read(const Job& j) {
+  JobRec r;
+  r.id = j.id;
+  if (j.state == JobState::kPending) {
+    r.kind = 1;
+    r.priority = j.priority;
+    r.submit = j.spec.submit;
+  } else if (j.state != JobState::kCompleted) {
+    r.kind = 2;
+    r.end = j.expected_end;
+  }
+  return r;
+}
+
+StateIndex::NodeRec StateIndex::Read(const Node& n) {
+  return NodeRec{n.id, n.pool, n.gpus, n.free_gpus, n.state, n.reclaim_at != kInfiniteFuture};
+}
+
+void StateIndex::Enter(const JobRec& r, size_t pos) {
+  const auto p = static_cast<uint32_t>(pos);
+  if (r.kind == 1) {
+    const Queued q{r.priority, r.submit, r.id, p};
+    pending_.insert(std::upper_bound(pending_.begin(), pending_.end(), q), q);
+  } else if (r.kind == 2) {
+    active_.insert(pos);
+    const End e{r.end, r.id, p};
+    ends_.insert(std::upper_bound(ends_.begin(), ends_.end(), e), e);
+  }
+}
+
+void StateIndex::Leave(const JobRec& r, size_t pos) {
+  if (r.kind == 1) {
+    const Queued q{r.priority, r.submit, r.id, static_cast<uint32_t>(pos)};
+    auto it = std::lower_bound(pending_.begin(), pending_.end(), q);
+    if (it != pending_.end() && it->id == r.id) pending_.erase(it);
+  } else if (r.kind == 2) {
+    active_.erase(pos);
+    const End e{r.end, r.id, static_cast<uint32_t>(pos)};
+    auto it = std::lower_bound(ends_.begin(), ends_.end(), e);
+    if (it != ends_.end() && it->id == r.id) ends_.erase(it);
+  }
+}
+
+void StateIndex::Enter(const NodeRec& r, size_t pos) {
+  if (r.state == NodeState::kTerminated) return;
+  if (r.pool >= static_cast<int>(live_.size())) {
+    live_.resize(r.pool + 1, 0);
+    usable_.resize(r.pool + 1);
+  }
+  ++live_[r.pool];
+  const bool ready = r.state == NodeState::kReady, booting = r.state == NodeState::kProvisioning;
+  if (ready || booting) {
+    auto& u = usable_[r.pool];
+    if (r.gpus >= static_cast<int>(u.size())) u.resize(r.gpus + 1, 0);
+    ++u[r.gpus];
+  }
+  if (ready && r.free > 0) ready_free_.insert(pos);
+  if (ready && r.free == r.gpus) idle_.insert(pos);
+  if (booting) booting_.insert(pos);
+  if (booting && r.free > 0) booting_free_.insert(pos);
+  if (r.noticed) noticed_.insert(pos);
+}
+
+void StateIndex::Leave(const NodeRec& r, size_t pos) {
+  if (r.state == NodeState::kTerminated) return;
+  --live_[r.pool];
+  if (r.state == NodeState::kReady || r.state == NodeState::kProvisioning) --usable_[r.pool][r.gpus];
+  ready_free_.erase(pos);
+  idle_.erase(pos);
+  booting_.erase(pos);
+  booting_free_.erase(pos);
+  noticed_.erase(pos);
+}
+
+void StateIndex::CountOutOfOrder() {
+  out_of_order_ = 0;
+  for (size_t i = 1; i < nodes_.size(); ++i) out_of_order_ += nodes_[i].id <= nodes_[i - 1].id;
+  ids_changed_ = false;
+}
+
+StateIndex StateIndex::Build(const ClusterState& state) {
+  StateIndex x;
+  x.jobs_.reserve(state.jobs.size());
+  for (size_t i = 0; i < state.jobs.size(); ++i) {
+    x.jobs_.push_back(Read(state.jobs[i]));
+    const JobRec& r = x.jobs_.back();
+    // Entered in bulk below: sorted once rather than inserted one by one.
+    if (r.kind == 1) x.pending_.push_back({r.priority, r.submit, r.id, static_cast<uint32_t>(i)});
+    if (r.kind == 2) {
+      x.active_.insert(i);
+      x.ends_.push_back({r.end, r.id, static_cast<uint32_t>(i)});
+    }
+  }
+  std::sort(x.pending_.begin(), x.pending_.end());
+  std::sort(x.ends_.begin(), x.ends_.end());
+  x.nodes_.reserve(state.nodes.size());
+  for (size_t i = 0; i < state.nodes.size(); ++i) {
+    x.nodes_.push_back(Read(state.nodes[i]));
+    x.Enter(x.nodes_.back(), i);
+  }
+  x.CountOutOfOrder();
+  x.job_touched_.assign(x.jobs_.size(), 0);
+  x.node_touched_.assign(x.nodes_.size(), 0);
+  x.synced_ = &state;
+  x.dirty_ = false;
+  return x;
+}
+
+void StateIndex::TouchJob(size_t pos) {
+  dirty_ = true;
+  if (pos >= jobs_.size()) {
+    jobs_.resize(pos + 1);  // kind 0: in no set until read
+    job_touched_.resize(pos + 1, 0);
+  }
+  if (!job_touched_[pos]) {
+    job_touched_[pos] = 1;
+    touched_jobs_.push_back(static_cast<uint32_t>(pos));
+  }
+}
+
+void StateIndex::TouchNode(size_t pos) {
+  dirty_ = true;
+  if (pos >= nodes_.size()) {
+    nodes_.resize(pos + 1);  // kTerminated: in no set until read
+    node_touched_.resize(pos + 1, 0);
+    ids_changed_ = true;
+  }
+  if (!node_touched_[pos]) {
+    node_touched_[pos] = 1;
+    touched_nodes_.push_back(static_cast<uint32_t>(pos));
+  }
+}
+
+void StateIndex::RemoveJob(size_t pos) {
+  dirty_ = true;
+  const size_t last = jobs_.size() - 1;
+  Leave(jobs_[pos], pos);
+  if (pos != last) {
+    // The last job takes this position, with what the index knew of it.
+    Leave(jobs_[last], last);
+    jobs_[pos] = jobs_[last];
+    Enter(jobs_[pos], pos);
+    const bool was_touched = job_touched_[last] != 0;
+    job_touched_[pos] = 0;
+    if (was_touched) TouchJob(pos);
+  }
+  jobs_.pop_back();
+  job_touched_.pop_back();  // a stale entry for `last` in touched_jobs_ is skipped by Sync
+}
+
+void StateIndex::RemoveNode(size_t pos) {
+  dirty_ = true;
+  Leave(nodes_[pos], pos);
+  ids_changed_ = true;
+  for (PosSet* s : {&ready_free_, &booting_, &booting_free_, &noticed_, &idle_}) s->EraseShift(pos);
+  nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(pos));
+  node_touched_.erase(node_touched_.begin() + static_cast<std::ptrdiff_t>(pos));
+  // Touched positions after it moved down one.
+  std::vector<uint32_t> moved;
+  for (uint32_t p : touched_nodes_) {
+    if (p < pos) moved.push_back(p);
+    if (p > pos) moved.push_back(p - 1);
+  }
+  touched_nodes_ = std::move(moved);
+}
+
+void StateIndex::Sync(const ClusterState& state) {
+  for (uint32_t pos : touched_jobs_) {
+    if (pos >= jobs_.size() || !job_touched_[pos]) continue;
+    job_touched_[pos] = 0;
+    const JobRec now = Read(state.jobs[pos]);
+    if (now == jobs_[pos]) continue;
+    Leave(jobs_[pos], pos);
+    jobs_[pos] = now;
+    Enter(now, pos);
+  }
+  touched_jobs_.clear();
+  for (uint32_t pos : touched_nodes_) {
+    if (pos >= nodes_.size() || !node_touched_[pos]) continue;
+    node_touched_[pos] = 0;
+    const NodeRec now = Read(state.nodes[pos]);
+    if (now == nodes_[pos]) continue;
+    Leave(nodes_[pos], pos);
+    ids_changed_ |= now.id != nodes_[pos].id;
+    nodes_[pos] = now;
+    Enter(now, pos);
+  }
+  touched_nodes_.clear();
+  if (ids_changed_) CountOutOfOrder();
+  synced_ = &state;
+  dirty_ = false;
+}
+
+int64_t StateIndex::EverSlots(uint64_t pool_mask, int gpus_per_worker) const {
+  if (gpus_per_worker <= 0) return 0;
+  int64_t slots = 0;
+  for (size_t p = 0; p < usable_.size() && p < 64; ++p) {
+    if (!(pool_mask >> p & 1)) continue;
+    const auto& u = usable_[p];
+    for (size_t g = static_cast<size_t>(gpus_per_worker); g < u.size(); ++g) {
+      slots += int64_t{u[g]} * (static_cast<int64_t>(g) / gpus_per_worker);
+    }
+  }
+  return slots;
+}
+
+int StateIndex::NodePos(NodeId id) const {
+  auto it = std::lower_bound(nodes_.begin(), nodes_.end(), id, [](const NodeRec& r, NodeId x) { return r.id < x; });
+  return it != nodes_.end() && it->id == id ? static_cast<int>(it - nodes_.begin()) : -1;
+}
+
+std::string StateIndex::Diff(const ClusterState& state) const {
+  const StateIndex fresh = Build(state);
+  std::vector<std::string> out;
+  if (dirty_) out.push_back("touched since the last Sync");
+  if (!(jobs_ == fresh.jobs_)) out.push_back("job records");
+  if (!(nodes_ == fresh.nodes_)) out.push_back("node records");
+  if (pending_ != fresh.pending_) out.push_back(StrCat("pending (", pending_.size(), " vs ", fresh.pending_.size(), ")"));
+  if (!(active_ == fresh.active_)) out.push_back("active");
+  if (ends_ != fresh.ends_) out.push_back(StrCat("ends (", ends_.size(), " vs ", fresh.ends_.size(), ")"));
+  if (!(ready_free_ == fresh.ready_free_)) out.push_back("ready_free");
+  if (!(booting_ == fresh.booting_)) out.push_back("booting");
+  if (!(booting_free_ == fresh.booting_free_)) out.push_back("booting_free");
+  if (!(noticed_ == fresh.noticed_)) out.push_back("noticed");
+  if (!(idle_ == fresh.idle_)) out.push_back("idle");
+  for (size_t p = 0; p < std::max(live_.size(), fresh.live_.size()); ++p) {
+    if (live(static_cast<int>(p)) != fresh.live(static_cast<int>(p))) out.push_back(StrCat("live of pool ", p));
+    const size_t n = std::max(p < usable_.size() ? usable_[p].size() : 0, p < fresh.usable_.size() ? fresh.usable_[p].size() : 0);
+    for (size_t g = 0; g < n; ++g) {
+      const int a = p < usable_.size() && g < usable_[p].size() ? usable_[p][g] : 0;
+      const int b = p < fresh.usable_.size() && g < fresh.usable_[p].size() ? fresh.usable_[p][g] : 0;
+      if (a != b) out.push_back(StrCat("usable nodes of pool ", p, " with ", g, " GPUs"));
+    }
+  }
+  if (out_of_order_ != fresh.out_of_order_) out.push_back("node id order");
+  return StrJoin(out, ", ");
+}
+
+const StateIndex* IndexFor(const ClusterState& state) {
+  const StateIndex* x = state.index;
+  return x != nullptr && x->synced_ == &state && !x->dirty_ ? x : nullptr;
+}
+
+}  // namespace tide::model

@@ -1,0 +1,197 @@
+// StateIndex: what decision passes would otherwise find by scanning every
+// node and job of a ClusterState, kept up to date by a driver that changes
+// the state a little between passes.
+//
+// A pass of the scheduler or the autoscaler asks the same questions of the
+// snapshot every time: which jobs are pending, in queue order; which hold
+// GPUs, and when each is expected to end; which nodes have a GPU free, are
+// booting, are under notice or idle. Asked by scanning, each question costs
+// time in proportion to the whole cluster, and the simulator asks them a
+// few million times a run while only a few jobs and nodes change between
+// passes. The index answers them in proportion to the answer.
+//
+// The driver tells the index what it changed (Touch*, Remove*), then calls
+// Sync before a pass; ClusterState::index points at it. A driver that
+// rebuilds its state from scratch every pass (the live controller) leaves
+// the pointer null, and the decision core scans as before. Both ways give the
+// same decisions (sched/scheduler_test.cc and autoscale/autoscaler_test.cc
+// check it on random states; the simulator checks the index against a fresh
+// Build after every Sync when SimOptions::check_index is set).
+//
+// Positions are indexes into ClusterState::jobs and ::nodes. The index
+// describes the state it was synced with, and only while nothing changed
+// since: IndexFor() returns it only then.
+#ifndef TIDE_MODEL_STATE_INDEX_H_
+#define TIDE_MODEL_STATE_INDEX_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "model/cluster.h"
+
+namespace tide::model {
+
+// A set of positions as a bit set, walked in increasing order.
+class PosSet {
+ public:
+  void insert(size_t pos) {
+    const size_t w = pos >> 6;
+    if (w >= words_.size()) words_.resize(w + 1, 0);
+    const uint64_t bit = uint64_t{1} << (pos & 63);
+    size_ += (words_[w] & bit) == 0;
+    words_[w] |= bit;
+  }
+  void erase(size_t pos) {
+    const size_t w = pos >> 6;
+    if (w >= words_.size()) return;
+    const uint64_t bit = uint64_t{1} << (pos & 63);
+    size_ -= (words_[w] & bit) != 0;
+    words_[w] &= ~bit;
+  }
+  bool contains(size_t pos) const {
+    const size_t w = pos >> 6;
+    return w < words_.size() && (words_[w] >> (pos & 63) & 1) != 0;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() {
+    words_.clear();
+    size_ = 0;
+  }
+  // Removes `pos` and moves every later position down by one (an element
+  // erased from the middle of the vector the positions index).
+  void EraseShift(size_t pos);
+  // Calls f(pos) for each position, in increasing order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (size_t w = 0; w < words_.size(); ++w) {
+      for (uint64_t bits = words_[w]; bits != 0; bits &= bits - 1) {
+        f(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+      }
+    }
+  }
+  bool operator==(const PosSet& o) const;
+
+ private:
+  std::vector<uint64_t> words_;
+  size_t size_ = 0;
+};
+
+class StateIndex {
+ public:
+  // A pending job in queue order: higher priority, then earlier submission,
+  // then lower id (sched/queue.h).
+  struct Queued {
+    int priority;
+    Timestamp submit;
+    JobId id;
+    uint32_t pos;
+    bool operator<(const Queued& o) const {
+      if (priority != o.priority) return priority > o.priority;
+      if (submit != o.submit) return submit < o.submit;
+      return id < o.id;
+    }
+    bool operator==(const Queued& o) const = default;
+  };
+  // A job that holds GPUs, ordered by when it is expected to give them back.
+  struct End {
+    Timestamp at;
+    JobId id;
+    uint32_t pos;
+    bool operator<(const End& o) const { return at != o.at ? at < o.at : id < o.id; }
+    bool operator==(const End& o) const = default;
+  };
+
+  // An index of `state` as it is now.
+  static StateIndex Build(const ClusterState& state);
+
+  // The driver's side. Touch: the job or node at `pos` was appended or may
+  // have changed; it is read again at the next Sync. Remove: the job at
+  // `pos` is about to be replaced by the last one (swap and pop), or the node
+  // at `pos` erased (later ones move down). Call Remove before changing the
+  // vector.
+  void TouchJob(size_t pos);
+  void TouchNode(size_t pos);
+  void RemoveJob(size_t pos);
+  void RemoveNode(size_t pos);
+  // Reads every touched job and node of `state`, which is then the state
+  // IndexFor() answers for until the next Touch or Remove.
+  void Sync(const ClusterState& state);
+  // Where this index differs from a fresh Build of `state` (empty: nowhere).
+  std::string Diff(const ClusterState& state) const;
+
+  // The reader's side, valid while synced.
+  const std::vector<Queued>& pending() const { return pending_; }
+  // Starting, running and stopping jobs: by position, and by expected end.
+  const PosSet& active() const { return active_; }
+  const std::vector<End>& ends() const { return ends_; }
+  // Nodes by what a pass looks for. A node may be in several.
+  const PosSet& ready_free() const { return ready_free_; }      // ready, a GPU free
+  const PosSet& booting() const { return booting_; }            // provisioning
+  const PosSet& booting_free() const { return booting_free_; }  // provisioning, a GPU free
+  const PosSet& noticed() const { return noticed_; }            // reclaim_at set
+  const PosSet& idle() const { return idle_; }                  // ready and running nothing
+  // Nodes per pool (ClusterState::nodes holds no terminated node).
+  int live(int pool) const { return pool < static_cast<int>(live_.size()) ? live_[pool] : 0; }
+  // How many workers of `gpus_per_worker` GPUs the ready and provisioning
+  // nodes of the pools in `pool_mask` hold with all their GPUs free.
+  int64_t EverSlots(uint64_t pool_mask, int gpus_per_worker) const;
+  // Whether node ids increase with position (the simulator keeps them so).
+  bool nodes_in_id_order() const { return out_of_order_ == 0; }
+  // The position of node `id`, or -1. Needs nodes_in_id_order().
+  int NodePos(NodeId id) const;
+
+ private:
+  // What the index last read of a job or node: what its entries were made from.
+  struct JobRec {
+    uint8_t kind = 0;  // 0: neither, 1: pending, 2: holds GPUs
+    int priority = 0;
+    Timestamp submit{};
+    Timestamp end{};
+    JobId id = 0;
+    bool operator==(const JobRec&) const = default;
+  };
+  struct NodeRec {
+    NodeId id = 0;
+    int pool = 0;
+    int gpus = 0;
+    int free = 0;
+    NodeState state = NodeState::kTerminated;
+    bool noticed = false;
+    bool operator==(const NodeRec&) const = default;
+  };
+  static JobRec Read(const Job& j);
+  static NodeRec Read(const Node& n);
+  void Enter(const JobRec& r, size_t pos);
+  void Leave(const JobRec& r, size_t pos);
+  void Enter(const NodeRec& r, size_t pos);
+  void Leave(const NodeRec& r, size_t pos);
+  void CountOutOfOrder();
+
+  std::vector<JobRec> jobs_;
+  std::vector<NodeRec> nodes_;
+  std::vector<uint8_t> job_touched_, node_touched_;
+  std::vector<uint32_t> touched_jobs_, touched_nodes_;
+  const ClusterState* synced_ = nullptr;
+
+  std::vector<Queued> pending_;
+  PosSet active_;
+  std::vector<End> ends_;
+  PosSet ready_free_, booting_, booting_free_, noticed_, idle_;
+  std::vector<int> live_;
+  std::vector<std::vector<int>> usable_;  // [pool][gpus]: ready or provisioning nodes
+  int out_of_order_ = 0;  // positions whose node id is not above the one before
+  bool ids_changed_ = false;  // since out_of_order_ was counted
+  bool dirty_ = true;  // touched since the last Sync
+
+  friend const StateIndex* IndexFor(const ClusterState& state);
+};
+
+// The state's index if it has one synced with it as it is, else nullptr.
+const StateIndex* IndexFor(const ClusterState& state);
+
+}  // namespace tide::model
+
+#endif  // TIDE_MODEL_STATE_INDEX_H_

@@ -1,0 +1,179 @@
+#include "model/state_index.h"
+
+#include <set>
+
+#include "core/rng.h"
+#include "gtest/gtest.h"
+
+namespace tide::model {
+namespace {
+
+TEST(PosSetTest, EraseShiftMovesLaterPositionsDown) {
+  Rng rng(3);
+  for (int round = 0; round < 200; ++round) {
+    PosSet s;
+    std::set<size_t> want;
+    const int n = 1 + static_cast<int>(rng.UniformInt(0, 300));
+    for (int i = 0; i < n; ++i) {
+      const auto p = static_cast<size_t>(rng.UniformInt(0, 400));
+      s.insert(p);
+      want.insert(p);
+    }
+    const auto at = static_cast<size_t>(rng.UniformInt(0, 410));
+    s.EraseShift(at);
+    std::set<size_t> shifted;
+    for (size_t p : want) {
+      if (p < at) shifted.insert(p);
+      if (p > at) shifted.insert(p - 1);
+    }
+    std::vector<size_t> got;
+    s.ForEach([&](size_t p) { got.push_back(p); });
+    EXPECT_EQ(got, std::vector<size_t>(shifted.begin(), shifted.end())) << "round " << round << ", erased " << at;
+    EXPECT_EQ(s.size(), shifted.size());
+  }
+}
+
+Job RandomJob(Rng& rng, JobId id) {
+  Job j;
+  j.id = id;
+  j.priority = static_cast<int>(rng.UniformInt(0, 2)) * 10;
+  j.spec.submit = FromUnixSeconds(rng.UniformInt(0, 50));  // ties in submission are common
+  const int s = static_cast<int>(rng.UniformInt(0, 3));
+  j.state = s == 0 ? JobState::kPending : s == 1 ? JobState::kStarting : s == 2 ? JobState::kRunning : JobState::kStopping;
+  j.expected_end = FromUnixSeconds(rng.UniformInt(0, 100));
+  return j;
+}
+
+Node RandomNode(Rng& rng, NodeId id) {
+  Node n;
+  n.id = id;
+  n.pool = static_cast<int>(rng.UniformInt(0, 2));
+  n.gpus = rng.UniformInt(0, 1) == 0 ? 4 : 8;
+  n.free_gpus = static_cast<int>(rng.UniformInt(0, n.gpus));
+  const int s = static_cast<int>(rng.UniformInt(0, 2));
+  n.state = s == 0 ? NodeState::kProvisioning : s == 1 ? NodeState::kReady : NodeState::kDraining;
+  if (rng.UniformInt(0, 5) == 0) n.reclaim_at = FromUnixSeconds(1000);
+  return n;
+}
+
+// Random changes, told to the index as the simulator tells it, agree with a
+// fresh Build after every Sync.
+TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Rng rng(seed);
+    ClusterState state;
+    JobId next_job = 1;
+    NodeId next_node = 1;
+    for (int i = 0; i < 40; ++i) state.jobs.push_back(RandomJob(rng, next_job++));
+    for (int i = 0; i < 20; ++i) state.nodes.push_back(RandomNode(rng, next_node++));
+    StateIndex index = StateIndex::Build(state);
+    state.index = &index;
+    ASSERT_EQ(IndexFor(state), &index);
+    for (int step = 0; step < 600; ++step) {
+      // Every step changes something: an empty list grows instead.
+      int op = static_cast<int>(rng.UniformInt(0, 7));
+      if (state.jobs.empty() && op >= 1 && op <= 3) op = 0;
+      if (state.nodes.empty() && op >= 5) op = 4;
+      switch (op) {
+        case 0:
+          state.jobs.push_back(RandomJob(rng, next_job++));
+          index.TouchJob(state.jobs.size() - 1);
+          break;
+        case 1:
+          if (!state.jobs.empty()) {
+            const auto pos = static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(state.jobs.size()) - 1));
+            index.RemoveJob(pos);
+            state.jobs[pos] = state.jobs.back();
+            state.jobs.pop_back();
+          }
+          break;
+        case 2:
+        case 3:
+          if (!state.jobs.empty()) {
+            const auto pos = static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(state.jobs.size()) - 1));
+            const JobId id = state.jobs[pos].id;
+            state.jobs[pos] = RandomJob(rng, id);
+            index.TouchJob(pos);
+          }
+          break;
+        case 4:
+          state.nodes.push_back(RandomNode(rng, next_node++));
+          index.TouchNode(state.nodes.size() - 1);
+          break;
+        case 5:
+          if (!state.nodes.empty()) {
+            const auto pos = static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(state.nodes.size()) - 1));
+            index.RemoveNode(pos);
+            state.nodes.erase(state.nodes.begin() + static_cast<std::ptrdiff_t>(pos));
+          }
+          break;
+        default:
+          if (!state.nodes.empty()) {
+            const auto pos = static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(state.nodes.size()) - 1));
+            const NodeId id = state.nodes[pos].id;
+            state.nodes[pos] = RandomNode(rng, id);
+            index.TouchNode(pos);
+          }
+          break;
+      }
+      EXPECT_EQ(IndexFor(state), nullptr) << "a changed state must not be read through a stale index";
+      if (rng.UniformInt(0, 4) == 0) {
+        index.Sync(state);
+        ASSERT_EQ(IndexFor(state), &index);
+        ASSERT_EQ(index.Diff(state), "") << "seed " << seed << ", step " << step;
+      }
+    }
+  }
+}
+
+TEST(StateIndexTest, AnswersTheQuestionsOfAPass) {
+  ClusterState state;
+  auto node = [&](NodeId id, int pool, NodeState s, int free) {
+    Node n;
+    n.id = id;
+    n.pool = pool;
+    n.gpus = 8;
+    n.free_gpus = free;
+    n.state = s;
+    state.nodes.push_back(n);
+  };
+  node(1, 0, NodeState::kReady, 8);
+  node(2, 0, NodeState::kReady, 0);
+  node(3, 1, NodeState::kProvisioning, 8);
+  node(5, 1, NodeState::kDraining, 3);
+  auto job = [&](JobId id, int priority, int64_t submit, JobState s, int64_t end) {
+    Job j;
+    j.id = id;
+    j.priority = priority;
+    j.spec.submit = FromUnixSeconds(submit);
+    j.state = s;
+    j.expected_end = FromUnixSeconds(end);
+    state.jobs.push_back(j);
+  };
+  job(7, 0, 10, JobState::kPending, 0);
+  job(8, 5, 20, JobState::kPending, 0);
+  job(9, 0, 5, JobState::kRunning, 300);
+  job(10, 0, 5, JobState::kStopping, 100);
+  job(11, 0, 10, JobState::kPending, 0);
+  const StateIndex x = StateIndex::Build(state);
+  std::vector<JobId> pending;
+  for (const auto& q : x.pending()) pending.push_back(q.id);
+  EXPECT_EQ(pending, (std::vector<JobId>{8, 7, 11}));
+  ASSERT_EQ(x.ends().size(), 2u);
+  EXPECT_EQ(x.ends()[0].id, 10);
+  EXPECT_EQ(x.ends()[1].id, 9);
+  EXPECT_TRUE(x.ready_free().contains(0));
+  EXPECT_FALSE(x.ready_free().contains(1));
+  EXPECT_TRUE(x.idle().contains(0));
+  EXPECT_TRUE(x.booting_free().contains(2));
+  EXPECT_EQ(x.live(1), 2);
+  // Nodes 1, 2 (pool 0) and 3 (pool 1) are ready or booting; the draining one is not.
+  EXPECT_EQ(x.EverSlots(0b01, 8), 2);
+  EXPECT_EQ(x.EverSlots(0b11, 4), 6);
+  EXPECT_TRUE(x.nodes_in_id_order());
+  EXPECT_EQ(x.NodePos(5), 3);
+  EXPECT_EQ(x.NodePos(4), -1);
+}
+
+}  // namespace
+}  // namespace tide::model
