@@ -8,6 +8,7 @@
 #include "sched/queue.h"
 #include "sched/slices.h"
 #include "sched/snapshot.h"
+#include "model/state_index.h"
 
 namespace tide::sched {
 namespace {
@@ -77,38 +78,87 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   auto placeable = [&](const Node& n) {
     return n.state == NodeState::kReady || (n.state == NodeState::kProvisioning && options_.place_on_provisioning);
   };
+  // A driver's index answers what this pass would otherwise scan every node
+  // and job for (model/state_index.h); the decisions are the same. Slices
+  // read every node's GPUs, so a cluster with MIG pools scans.
+  const model::StateIndex* idx = any_mig ? nullptr : model::IndexFor(state);
+  if (idx != nullptr && !idx->nodes_in_id_order()) idx = nullptr;
   if (!any_mig) {
     // Nothing is free: nothing can start, and no snapshot is needed to say so.
     bool any_free = false;
-    for (const auto& n : state.nodes) any_free |= n.free_gpus > 0 && placeable(n);
+    if (idx != nullptr) {
+      any_free = !idx->ready_free().empty() || (options_.place_on_provisioning && !idx->booting_free().empty());
+    } else {
+      for (const auto& n : state.nodes) any_free |= n.free_gpus > 0 && placeable(n);
+    }
     if (!any_free) return out;
   }
-  std::vector<const Job*> active;
-  std::vector<const Job*> pending = PendingInQueueOrder(state, &active);
+  std::vector<const Job*> active;  // scanned only without an index
+  std::vector<const Job*> pending;
+  if (idx != nullptr) {
+    pending.reserve(idx->pending().size());
+    for (const auto& q : idx->pending()) pending.push_back(&state.jobs[q.pos]);
+  } else {
+    pending = PendingInQueueOrder(state, &active);
+  }
   if (pending.empty()) return out;
-
-  // Placeable nodes get snapshot slots in id order; nodes that will join later
-  // (booting, when we may not place on them) get slots after them.
-  std::vector<const Node*> nodes;
-  nodes.reserve(state.nodes.size());
-  for (const auto& n : state.nodes) nodes.push_back(&n);
-  auto by_id = [](const Node* a, const Node* b) { return a->id < b->id; };
-  if (!std::is_sorted(nodes.begin(), nodes.end(), by_id)) std::sort(nodes.begin(), nodes.end(), by_id);
 
   CapacitySnapshot snap(num_pools, max_gpus);
   std::vector<int> pool_of;
-  pool_of.reserve(nodes.size());
-  std::vector<const Node*> joining;
-  for (const Node* n : nodes) {
-    if (placeable(*n)) {
-      snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
-      pool_of.push_back(n->pool);
-    } else if (n->state == NodeState::kProvisioning) {
-      joining.push_back(n);
+  std::vector<const Node*> nodes, joining;
+  // With an index: the placeable nodes with a GPU free get snapshot slots, in
+  // id order; a pass only takes GPUs, so no other node could hold a worker.
+  // Nodes that only a reservation reads (busy now, or joining later) get
+  // slots after them when it first asks (`extra_slot`).
+  std::vector<size_t> snap_pos;  // the node position of each snapshot slot
+  if (idx != nullptr) {
+    std::vector<size_t> booting;
+    idx->ready_free().ForEach([&](size_t p) { snap_pos.push_back(p); });
+    if (options_.place_on_provisioning) {
+      idx->booting_free().ForEach([&](size_t p) { booting.push_back(p); });
+      std::vector<size_t> both(snap_pos.size() + booting.size());
+      std::merge(snap_pos.begin(), snap_pos.end(), booting.begin(), booting.end(), both.begin());
+      snap_pos = std::move(both);
+    }
+    pool_of.reserve(snap_pos.size());
+    for (size_t p : snap_pos) {
+      const Node& n = state.nodes[p];
+      snap.AddNode(n.id, n.pool, n.gpus, n.free_gpus);
+      pool_of.push_back(n.pool);
+    }
+  } else {
+    // Placeable nodes get snapshot slots in id order; nodes that will join
+    // later (booting, when we may not place on them) get slots after them.
+    nodes.reserve(state.nodes.size());
+    for (const auto& n : state.nodes) nodes.push_back(&n);
+    auto by_id = [](const Node* a, const Node* b) { return a->id < b->id; };
+    if (!std::is_sorted(nodes.begin(), nodes.end(), by_id)) std::sort(nodes.begin(), nodes.end(), by_id);
+    pool_of.reserve(nodes.size());
+    for (const Node* n : nodes) {
+      if (placeable(*n)) {
+        snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
+        pool_of.push_back(n->pool);
+      } else if (n->state == NodeState::kProvisioning) {
+        joining.push_back(n);
+      }
     }
   }
   const int placeable_slots = snap.size();
   for (const Node* n : joining) pool_of.push_back(n->pool);
+  // With an index, the slot of the node at a position, made on first use for
+  // a node outside the snapshot.
+  std::vector<int> slot_at;
+  auto extra_slot = [&](size_t pos) {
+    if (slot_at.empty()) {
+      slot_at.assign(state.nodes.size(), -1);
+      for (size_t s = 0; s < snap_pos.size(); ++s) slot_at[snap_pos[s]] = static_cast<int>(s);
+    }
+    if (slot_at[pos] < 0) {
+      slot_at[pos] = static_cast<int>(pool_of.size());
+      pool_of.push_back(state.nodes[pos].pool);
+    }
+    return slot_at[pos];
+  };
   // Node id -> slot, of placeable and joining nodes: only blocked jobs and
   // slices read it, so it is built on first use.
   std::optional<SlotIndex> slot_index;
@@ -124,14 +174,15 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // Every node that is or will be usable, with all its GPUs free: whether a
   // blocked job could ever fit. Built only when a reservation is worked out.
   std::optional<CapacitySnapshot> full_snap;
-  auto full = [&]() -> const CapacitySnapshot& {
+  auto ever_slots = [&](PoolMask mask, int g) -> int64_t {
+    if (idx != nullptr) return idx->EverSlots(mask, g);
     if (!full_snap) {
       full_snap.emplace(num_pools, max_gpus);
       for (const Node* n : nodes) {
         if (placeable(*n) || n->state == NodeState::kProvisioning) full_snap->AddNode(n->id, n->pool, n->gpus, n->gpus);
       }
     }
-    return *full_snap;
+    return full_snap->Slots(mask, g);
   };
   SliceSnapshot slices;
   if (any_mig) slices.AddFrom(state, node_slots(), placeable_slots);
@@ -156,7 +207,39 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   };
   std::optional<std::vector<Due>> heap;
   std::vector<Release> sorted;
+  // With an index, releases come in time order without a heap: the jobs by
+  // expected end, merged with the joining nodes by the time they join.
+  size_t next_end = 0;
+  std::optional<std::vector<std::pair<Timestamp, size_t>>> joins;  // (time, node position), sorted
+  size_t next_join = 0;
+  auto indexed_release_at = [&](size_t i) -> const Release* {
+    if (!joins) {
+      joins.emplace();
+      if (!options_.place_on_provisioning) {
+        idx->booting().ForEach([&](size_t p) { joins->emplace_back(std::max(state.nodes[p].ready_at, now), p); });
+        std::sort(joins->begin(), joins->end());
+      }
+    }
+    const auto& ends = idx->ends();
+    while (sorted.size() <= i && (next_end < ends.size() || next_join < joins->size())) {
+      const Timestamp end_at = next_end < ends.size() ? std::max(ends[next_end].at, now) : kInfiniteFuture;
+      if (next_join < joins->size() && (*joins)[next_join].first <= end_at) {
+        const auto [at, p] = (*joins)[next_join++];
+        sorted.push_back({at, extra_slot(p), state.nodes[p].gpus});
+        continue;
+      }
+      const Job& j = state.jobs[ends[next_end++].pos];
+      for (const auto& sh : j.alloc) {
+        if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
+        const int p = idx->NodePos(sh.node);
+        if (p < 0 || !placeable(state.nodes[p])) continue;
+        sorted.push_back({end_at, extra_slot(static_cast<size_t>(p)), sh.workers * j.spec.gpus_per_worker});
+      }
+    }
+    return i < sorted.size() ? &sorted[i] : nullptr;
+  };
   auto release_at = [&](size_t i) -> const Release* {
+    if (idx != nullptr) return indexed_release_at(i);
     if (!heap) {
       heap.emplace();
       for (const Job* jp : active) {
@@ -188,7 +271,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // everything running has ended and everything booting has joined.
   auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
-    if (full().Slots(mask, g) < w) return std::nullopt;
+    if (ever_slots(mask, g) < w) return std::nullopt;
     std::vector<int> free_at(pool_of.size(), 0);
     for (int s = 0; s < placeable_slots; ++s) free_at[s] = snap.free(s);
     int64_t cap = 0;
@@ -199,6 +282,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       const Timestamp t = release_at(i)->time;
       for (const Release* r; (r = release_at(i)) != nullptr && r->time == t; ++i) {
         const int s = r->slot;
+        if (static_cast<size_t>(s) >= free_at.size()) free_at.resize(pool_of.size(), 0);  // a slot made since
         const bool counts = mask & PoolBit(pool_of[s]);
         if (counts) cap -= free_at[s] / g;
         free_at[s] += r->gpus;
