@@ -38,6 +38,15 @@ model::Node BootingNode(model::NodeId id, int pool, int gpus, int64_t ready_at);
 // Marks `job` running on `shares` until `end`, and takes the GPUs from the nodes in `state`.
 void AddRunning(model::ClusterState* state, model::Job job, std::vector<model::NodeShare> shares, int64_t end);
 
+// A random cluster for property tests of the decision core: pools of
+// reserved, on-demand and spot 8-GPU nodes and a 4-GPU on-demand pool (the
+// spec is RandomSpec()); nodes ready, booting, draining or under notice, some
+// idle; jobs pending (gangs, small, elastic, asynchronous, preemptible,
+// protected), starting, running and stopping, on nodes whose free GPUs agree
+// with them. Node ids increase with position; `now` is At(3600).
+model::ClusterSpec RandomSpec();
+model::ClusterState RandomState(const model::ClusterSpec* spec, uint64_t seed);
+
 }  // namespace tide::testing
 
 #endif  // TIDE_TESTS_TESTUTIL_BUILDERS_H_
