@@ -120,4 +120,18 @@ std::string_view JobStateName(JobState state) {
   return "?";
 }
 
+double ProgressOf(const ClusterState& state, const Job& job, Timestamp t) {
+  if (state.progress == nullptr) return job.progress;
+  double progress, saved;
+  state.progress->ProgressAt(job, t, &progress, &saved);
+  return progress;
+}
+
+double UnsavedWorkOf(const ClusterState& state, const Job& job, Timestamp t) {
+  if (state.progress == nullptr) return job.UnsavedWork();
+  double progress, saved;
+  state.progress->ProgressAt(job, t, &progress, &saved);
+  return progress - saved;
+}
+
 }  // namespace tide::model

@@ -273,6 +273,18 @@ class MetricsView {
   virtual Timestamp NextAboveFor(JobId job, double threshold, Duration span, Timestamp t) const = 0;
 };
 
+// How far running jobs have got, for a driver that works it out when asked
+// (the simulator, from its job model) rather than keeping Job::progress and
+// Job::saved current in every snapshot.
+class ProgressView {
+ public:
+  virtual ~ProgressView() = default;
+  // The job's progress and the part of it its last completed checkpoint
+  // saved, at `t` (seconds of work at full allocation). `job` is in the
+  // snapshot the view belongs to.
+  virtual void ProgressAt(const Job& job, Timestamp t, double* progress, double* saved) const = 0;
+};
+
 // What the driver knows of each pool beyond its nodes.
 struct PoolStatus {
   // The provider has refused to create nodes since this time (a spot
@@ -300,10 +312,18 @@ struct ClusterState {
   };
   std::vector<Arrival> arrivals;
   const MetricsView* metrics = nullptr;
+  // Where Job::progress and Job::saved of running jobs are read instead of
+  // the fields (nullptr: the fields are current).
+  const ProgressView* progress = nullptr;
   // A driver's index of this state (model/state_index.h), read only while it
   // is synced with it; nullptr: the decision core scans.
   const StateIndex* index = nullptr;
 };
+
+// A job's progress, and the work it would lose if stopped now (progress since
+// its last checkpoint), at `t`: through state.progress when the driver has one.
+double ProgressOf(const ClusterState& state, const Job& job, Timestamp t);
+double UnsavedWorkOf(const ClusterState& state, const Job& job, Timestamp t);
 
 }  // namespace tide::model
 

@@ -101,6 +101,7 @@ Status Simulator::Init() {
   if (spec_->pools.size() > 64) return absl::InvalidArgumentError("at most 64 pools are supported");
   state_.spec = spec_;
   state_.metrics = &metrics_;
+  state_.progress = &progress_;
   state_.index = &index_;
   state_.pools.assign(spec_->pools.size(), model::PoolStatus{});
   pool_seq_.assign(spec_->pools.size(), 0);
@@ -252,6 +253,18 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       return OkStatus();
   }
   return OkStatus();
+}
+
+void Simulator::Progress::ProgressAt(const Job& job, Timestamp t, double* progress, double* saved) const {
+  *progress = job.progress;
+  *saved = job.saved;
+  const auto& jobs = sim_->state_.jobs;
+  const size_t pos = static_cast<size_t>(&job - jobs.data());
+  if (job.state != JobState::kRunning || pos >= jobs.size() || !sim_->current_run_[pos]) return;
+  // As RefreshJobs would have left them (the saved progress only grows).
+  const JobRun& seg = *sim_->current_run_[pos];
+  *progress = seg.ProgressAt(t);
+  *saved = std::max(job.saved, seg.SavedAt(t));
 }
 
 void Simulator::RefreshJobs(Timestamp now) {
@@ -887,7 +900,7 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
 }
 
 Status Simulator::RunAutoscaler(Timestamp now) {
-  RefreshJobs(now);
+  if (observer_) RefreshJobs(now);  // the decision core asks progress_; observers read the fields
   TIDE_RETURN_IF_ERROR(SyncIndex());
   TIDE_ASSIGN_OR_RETURN(autoscale::ScalingPlan plan, autoscaler_->RunOnce(state_, now));
   ++result_.autoscaler_runs;

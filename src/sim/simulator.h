@@ -202,7 +202,20 @@ class Simulator {
   cost::Ledger ledger_;
   EventQueue queue_;
 
+  // Progress of running jobs, worked out from their current segment when a
+  // decision asks: refreshing every running job's before each pass would
+  // cost more than the passes that read it.
+  class Progress final : public model::ProgressView {
+   public:
+    explicit Progress(const Simulator* sim) : sim_(sim) {}
+    void ProgressAt(const model::Job& job, Timestamp t, double* progress, double* saved) const override;
+
+   private:
+    const Simulator* sim_;
+  };
+
   model::ClusterState state_;
+  Progress progress_{this};
   model::StateIndex index_;  // of state_: what the decision core would otherwise scan for
   absl::flat_hash_map<model::JobId, size_t> job_index_;
   // The current segment of each job in state_.jobs, at the same index (empty

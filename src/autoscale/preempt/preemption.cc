@@ -42,7 +42,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) pools |= sched::PoolBit(snap.pool(slot));
     }
     if (pools == 0) continue;
-    all.push_back({&j, j.UnsavedWork(), j.priority, pools});
+    all.push_back({&j, model::UnsavedWorkOf(ctx->state, j, ctx->now), j.priority, pools});
   }
   std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
     if (a.unsaved != b.unsaved) return a.unsaved < b.unsaved;
@@ -147,8 +147,9 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     for (const Job* v : victims) {
       a.jobs.push_back(v->id);
       ctx->touched.insert(v->id);
-      names.push_back(StrCat(v->spec.name, " (", static_cast<int64_t>(v->UnsavedWork()), "s unsaved)"));
-      lost += v->UnsavedWork();
+      const double unsaved = model::UnsavedWorkOf(ctx->state, *v, ctx->now);
+      names.push_back(StrCat(v->spec.name, " (", static_cast<int64_t>(unsaved), "s unsaved)"));
+      lost += unsaved;
     }
     a.reason = StrCat("for ", job.spec.name, " (priority ", job.priority, ", waited ",
                       FormatDuration(ctx->now - job.spec.submit), ", no pool has room): checkpoint and requeue ",

@@ -42,14 +42,14 @@ struct Move {
 
 }  // namespace
 
-Duration Consolidation::Remaining(const Job& job, Timestamp now) const {
+Duration Consolidation::Remaining(const model::ClusterState& state, const Job& job, Timestamp now) const {
   if (o_.remaining == ConsolidationOptions::Remaining::kExpectedEnd && job.expected_end != kInfiniteFuture &&
       job.expected_end > kInfinitePast) {
     return std::max(Duration{0}, job.expected_end - now);
   }
   // Work done so far, at least this run's age: a job that has run for t is
   // expected to run about t more when run times are heavy-tailed.
-  const auto age = Seconds(static_cast<int64_t>(std::max(0.0, job.progress)));
+  const auto age = Seconds(static_cast<int64_t>(std::max(0.0, model::ProgressOf(state, job, now))));
   return std::max(age, now - job.started);
 }
 
@@ -89,11 +89,11 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       auto it = index.find(sh.node);
       if (it != index.end() && std::find(on.begin(), on.end(), it->second) == on.end()) on.push_back(it->second);
     }
-    const Duration rest = j.state == JobState::kRunning ? Remaining(j, now) : Duration{0};
+    const Duration rest = j.state == JobState::kRunning ? Remaining(ctx->state, j, now) : Duration{0};
     bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
                    j.spec.slice_units == 0 && !ctx->touched.contains(j.id) && !ctx->freeing.contains(j.id) &&
                    on.size() == 1 && j.alloc.size() == 1;
-    if (movable && o_.max_unsaved.count() > 0 && j.UnsavedWork() > static_cast<double>(o_.max_unsaved.count())) {
+    if (movable && o_.max_unsaved.count() > 0 && model::UnsavedWorkOf(ctx->state, j, now) > static_cast<double>(o_.max_unsaved.count())) {
       movable = false;
     }
     if (movable && now - j.started < o_.min_run) {
@@ -181,7 +181,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       const Duration stop = j->spec.checkpoint.cost;
       const Duration restart = stop + j->spec.phases.load;
       longest_stop = std::max(longest_stop, stop);
-      const Duration new_life = Remaining(*j, now) + restart;
+      const Duration new_life = Remaining(ctx->state, *j, now) + restart;
       for (int w = 0; w < j->Workers() && fits; ++w) {
         NodeView* best = nullptr;
         for (auto& d : views) {

@@ -75,7 +75,7 @@ class Consolidation {
   void Evaluate(PassContext* ctx, ScalingPlan* plan) const;
 
   // The expected remaining run time of `job` at `now`, by the configured estimate.
-  Duration Remaining(const model::Job& job, Timestamp now) const;
+  Duration Remaining(const model::ClusterState& state, const model::Job& job, Timestamp now) const;
 
  private:
   const ConsolidationOptions& o_;
