@@ -13,6 +13,7 @@
 #include "autoscale/scaleup/estimator.h"
 #include "core/time.h"
 #include "model/cluster.h"
+#include "model/state_index.h"
 #include "sched/slices.h"
 #include "sched/snapshot.h"
 
@@ -53,10 +54,13 @@ struct PassContext {
   // rather than 100,000 jobs in queue order. Coverage consumes it.
   std::vector<Demand> queued;
 
-  // A job of the snapshot by id. Only reasons name jobs this way, so the
-  // index is built on first use: a pass over 100,000 pending jobs need not
-  // build it at all.
+  // A job of the snapshot by id: from the driver's state index if it has
+  // one; else from a map built on first use (a pass over 100,000 pending
+  // jobs that names none need not build it at all).
   const model::Job& JobById(model::JobId id) const {
+    if (const model::StateIndex* x = model::IndexFor(state)) {
+      if (const int pos = x->JobPos(id); pos >= 0) return state.jobs[pos];
+    }
     if (jobs_.empty()) {
       jobs_.reserve(state.jobs.size());
       for (const auto& j : state.jobs) jobs_[j.id] = &j;

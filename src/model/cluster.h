@@ -5,6 +5,7 @@
 #define TIDE_MODEL_CLUSTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -271,6 +272,16 @@ class MetricsView {
   // next time it will know more.
   virtual Timestamp NextBelowFor(JobId job, double threshold, Duration span, Timestamp t) const = 0;
   virtual Timestamp NextAboveFor(JobId job, double threshold, Duration span, Timestamp t) const = 0;
+  // Calls visit(job, due) for every job the view has a run of, in increasing
+  // order of `due` = NextBelowFor(job, threshold, span, t) (NextAboveFor if
+  // not `below`), until visit returns false or only jobs that are never due
+  // are left. A view that keeps these answers in order (the simulator's)
+  // spares a pass asking every running job; one that does not returns false
+  // at once, and the caller asks each job.
+  virtual bool VisitByDue(bool below, double threshold, Duration span, Timestamp t,
+                          const std::function<bool(JobId, Timestamp)>& visit) const {
+    return false;
+  }
 };
 
 // How far running jobs have got, for a driver that works it out when asked

@@ -114,9 +114,11 @@ void StateIndex::CountOutOfOrder() {
 StateIndex StateIndex::Build(const ClusterState& state) {
   StateIndex x;
   x.jobs_.reserve(state.jobs.size());
+  x.job_pos_.reserve(state.jobs.size());
   for (size_t i = 0; i < state.jobs.size(); ++i) {
     x.jobs_.push_back(Read(state.jobs[i]));
     const JobRec& r = x.jobs_.back();
+    x.job_pos_[r.id] = static_cast<uint32_t>(i);
     // Entered in bulk below: sorted once rather than inserted one by one.
     if (r.kind == 1) x.pending_.push_back({r.priority, r.submit, r.id, static_cast<uint32_t>(i)});
     if (r.kind == 2) {
@@ -168,11 +170,13 @@ void StateIndex::RemoveJob(size_t pos) {
   dirty_ = true;
   const size_t last = jobs_.size() - 1;
   Leave(jobs_[pos], pos);
+  if (auto it = job_pos_.find(jobs_[pos].id); it != job_pos_.end() && it->second == pos) job_pos_.erase(it);
   if (pos != last) {
     // The last job takes this position, with what the index knew of it.
     Leave(jobs_[last], last);
     jobs_[pos] = jobs_[last];
     Enter(jobs_[pos], pos);
+    if (auto it = job_pos_.find(jobs_[pos].id); it != job_pos_.end() && it->second == last) it->second = pos;
     const bool was_touched = job_touched_[last] != 0;
     job_touched_[pos] = 0;
     if (was_touched) TouchJob(pos);
@@ -204,6 +208,10 @@ void StateIndex::Sync(const ClusterState& state) {
     const JobRec now = Read(state.jobs[pos]);
     if (now == jobs_[pos]) continue;
     Leave(jobs_[pos], pos);
+    if (now.id != jobs_[pos].id) {
+      if (auto it = job_pos_.find(jobs_[pos].id); it != job_pos_.end() && it->second == pos) job_pos_.erase(it);
+      job_pos_[now.id] = pos;
+    }
     jobs_[pos] = now;
     Enter(now, pos);
   }
@@ -247,6 +255,7 @@ std::string StateIndex::Diff(const ClusterState& state) const {
   std::vector<std::string> out;
   if (dirty_) out.push_back("touched since the last Sync");
   if (!(jobs_ == fresh.jobs_)) out.push_back("job records");
+  if (job_pos_ != fresh.job_pos_) out.push_back("job positions");
   if (!(nodes_ == fresh.nodes_)) out.push_back("node records");
   if (pending_ != fresh.pending_) out.push_back(StrCat("pending (", pending_.size(), " vs ", fresh.pending_.size(), ")"));
   if (!(active_ == fresh.active_)) out.push_back("active");

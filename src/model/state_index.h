@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/time.h"
 #include "model/cluster.h"
 
@@ -142,6 +143,11 @@ class StateIndex {
   bool nodes_in_id_order() const { return out_of_order_ == 0; }
   // The position of node `id`, or -1. Needs nodes_in_id_order().
   int NodePos(NodeId id) const;
+  // The position of job `id`, or -1.
+  int JobPos(JobId id) const {
+    auto it = job_pos_.find(id);
+    return it == job_pos_.end() ? -1 : static_cast<int>(it->second);
+  }
 
  private:
   // What the index last read of a job or node: what its entries were made from.
@@ -171,6 +177,7 @@ class StateIndex {
   void CountOutOfOrder();
 
   std::vector<JobRec> jobs_;
+  absl::flat_hash_map<JobId, uint32_t> job_pos_;  // of the jobs read
   std::vector<NodeRec> nodes_;
   std::vector<uint8_t> job_touched_, node_touched_;
   std::vector<uint32_t> touched_jobs_, touched_nodes_;

@@ -1,5 +1,7 @@
 #include "sim/sim_metrics.h"
 
+#include <algorithm>
+
 namespace tide::sim {
 
 const JobRun* SimMetrics::At(const RunSegments& segs, Timestamp t) const {
@@ -124,6 +126,59 @@ Timestamp SimMetrics::NextBelowFor(model::JobId job, double threshold, Duration 
 
 Timestamp SimMetrics::NextAboveFor(model::JobId job, double threshold, Duration span, Timestamp t) const {
   return Cached(job, false, threshold, span, t, [threshold](double u) { return u > threshold; });
+}
+
+Timestamp SimMetrics::Due(const DueOrder& q, model::JobId job, Timestamp t) const {
+  return q.below ? NextBelowFor(job, q.threshold, Seconds(q.span), t) : NextAboveFor(job, q.threshold, Seconds(q.span), t);
+}
+
+bool SimMetrics::VisitByDue(bool below, double threshold, Duration span, Timestamp t,
+                            const std::function<bool(model::JobId, Timestamp)>& visit) const {
+  DueOrder* q = nullptr;
+  for (auto& o : orders_) {
+    if (o.below == below && o.threshold == threshold && o.span == span.count()) q = &o;
+  }
+  auto enter = [&](model::JobId job) {
+    auto it = runs_->find(job);
+    if (it == runs_->end() || it->second.segments.empty()) return;
+    const Timestamp due = Due(*q, job, t);
+    q->due[job] = due;
+    q->order.insert({due, job});
+  };
+  if (q == nullptr) {
+    q = &orders_.emplace_back();
+    q->below = below;
+    q->threshold = threshold;
+    q->span = span.count();
+    for (const auto& [job, rec] : *runs_) enter(job);
+    q->seen = changed_.size();
+  }
+  // Runs that changed since: their answers are asked again.
+  for (; q->seen < changed_.size(); ++q->seen) {
+    const model::JobId job = changed_[q->seen];
+    if (auto it = q->due.find(job); it != q->due.end()) {
+      q->order.erase({it->second, job});
+      q->due.erase(it);
+    }
+    enter(job);
+  }
+  if (std::all_of(orders_.begin(), orders_.end(), [&](const DueOrder& o) { return o.seen == changed_.size(); })) {
+    changed_.clear();
+    for (auto& o : orders_) o.seen = 0;
+  }
+  // An answer found before `t` holds only up to itself: those past it are
+  // asked again (they are never earlier than `t`).
+  std::vector<model::JobId> stale;
+  for (auto it = q->order.begin(); it != q->order.end() && it->first < t; ++it) stale.push_back(it->second);
+  for (model::JobId job : stale) {
+    q->order.erase({q->due[job], job});
+    q->due.erase(job);
+    enter(job);
+  }
+  for (const auto& [due, job] : q->order) {
+    if (due == kInfiniteFuture || !visit(job, due)) break;
+  }
+  return true;
 }
 
 Timestamp SimMetrics::NextUtilChange(model::JobId job, Timestamp t) const {

@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "model/cluster.h"
 #include "sim/job_run.h"
@@ -50,8 +51,29 @@ class SimMetrics final : public model::MetricsView {
   Timestamp NextUtilChange(model::JobId job, Timestamp t) const override;
   Timestamp NextBelowFor(model::JobId job, double threshold, Duration span, Timestamp t) const override;
   Timestamp NextAboveFor(model::JobId job, double threshold, Duration span, Timestamp t) const override;
+  // Keeps, for each question asked this way, every run's answer in order:
+  // a pass walks only the jobs due and the first one that is not.
+  bool VisitByDue(bool below, double threshold, Duration span, Timestamp t,
+                  const std::function<bool(model::JobId, Timestamp)>& visit) const override;
+
+  // The owner replaced or erased the record of `job` in the RunMap.
+  void RunChanged(model::JobId job) {
+    if (!orders_.empty()) changed_.push_back(job);
+  }
 
  private:
+  // One VisitByDue question and each run's answer to it.
+  struct DueOrder {
+    bool below = false;
+    double threshold = 0;
+    int64_t span = 0;
+    absl::btree_set<std::pair<Timestamp, model::JobId>> order;
+    absl::flat_hash_map<model::JobId, Timestamp> due;
+    size_t seen = 0;  // of changed_
+  };
+  // NextBelowFor or NextAboveFor, as the question asks.
+  Timestamp Due(const DueOrder& q, model::JobId job, Timestamp t) const;
+
   template <typename Pred>
   Timestamp NextFor(model::JobId job, Duration span, Timestamp t, Pred holds) const;
   // NextFor through the record's answers: the answer for a segment is fixed
@@ -65,6 +87,8 @@ class SimMetrics final : public model::MetricsView {
   std::optional<Timestamp> Since(model::JobId job, Timestamp t, Pred holds) const;
 
   const RunMap* runs_;
+  mutable std::vector<DueOrder> orders_;
+  mutable std::vector<model::JobId> changed_;  // runs changed, in order; kept until every order has seen them
 };
 
 }  // namespace tide::sim

@@ -1,8 +1,10 @@
 #include "sim/sim_metrics.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
+#include "core/rng.h"
 #include "core/strings.h"
 #include "gtest/gtest.h"
 #include "testutil/builders.h"
@@ -259,6 +261,59 @@ TEST_F(SimMetricsTest, ANewSegmentIsANewQuestion) {
   // The resized run trains from 580 for 250 s only.
   EXPECT_EQ(metrics_.NextAboveFor(3, 0.5, Seconds(350), At(520)), kInfiniteFuture);
   EXPECT_EQ(metrics_.NextAboveFor(3, 0.5, Seconds(200), At(520)), At(780));
+}
+
+// VisitByDue walks the runs in the order of their answers, whatever changed
+// between two questions: every visit agrees with asking each run.
+TEST(SimMetricsDueTest, VisitsRunsInTheOrderOfTheirAnswers) {
+  Rng rng(5);
+  RunMap runs;
+  SimMetrics metrics(&runs);
+  model::JobId next = 1;
+  auto random_run = [&](int64_t t) {
+    const double rate = rng.UniformInt(1, 3) == 1 ? 0.5 : 1.0;
+    return JobRun(At(t - rng.UniformInt(0, 900)), 0, static_cast<double>(rng.UniformInt(200, 3000)), rate,
+                  Seconds(rng.UniformInt(0, 200)), Ckpt(rng.UniformInt(100, 600), rng.UniformInt(10, 120)), Phases());
+  };
+  for (int i = 0; i < 30; ++i) runs[next++].segments = {random_run(0)};
+  for (int64_t t = 0; t < 4000; t += rng.UniformInt(1, 60)) {
+    // Change a few runs between questions, telling SimMetrics.
+    for (int k = static_cast<int>(rng.UniformInt(0, 3)); k > 0; --k) {
+      const int64_t what = rng.UniformInt(0, 2);
+      model::JobId id = what == 0 ? next++ : rng.UniformInt(1, next - 1);
+      if (what == 2) {
+        runs.erase(id);
+      } else {
+        runs[id] = RunRecord{{random_run(t)}, {}};
+      }
+      metrics.RunChanged(id);
+    }
+    for (const bool below : {true, false}) {
+      const double threshold = below ? 0.1 : 0.5;
+      const Duration span = Seconds(below ? 40 : 200);
+      std::vector<std::pair<Timestamp, model::JobId>> want;
+      for (const auto& [id, rec] : runs) {
+        if (rec.segments.empty()) continue;
+        const Timestamp due = below ? metrics.NextBelowFor(id, threshold, span, At(t))
+                                    : metrics.NextAboveFor(id, threshold, span, At(t));
+        if (due != kInfiniteFuture) want.emplace_back(due, id);
+      }
+      std::sort(want.begin(), want.end());
+      std::vector<std::pair<Timestamp, model::JobId>> got;
+      ASSERT_TRUE(metrics.VisitByDue(below, threshold, span, At(t), [&](model::JobId id, Timestamp due) {
+        got.emplace_back(due, id);
+        return true;
+      }));
+      ASSERT_EQ(got, want) << "at " << t << (below ? ", below" : ", above");
+      // A visit that stops early sees the start of the same order.
+      got.clear();
+      metrics.VisitByDue(below, threshold, span, At(t), [&](model::JobId id, Timestamp due) {
+        got.emplace_back(due, id);
+        return got.size() < 2;
+      });
+      EXPECT_EQ(got.size(), std::min<size_t>(2, want.size()));
+    }
+  }
 }
 
 }  // namespace

@@ -79,6 +79,7 @@ void Simulator::RemoveJob(model::JobId id) {
   current_run_.pop_back();
   sim_jobs_.erase(id);
   runs_.erase(id);
+  metrics_.RunChanged(id);
 }
 
 // Nodes stay in id order (creation order), which the decision core's passes
@@ -446,6 +447,7 @@ void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration s
   sj.segments.emplace_back(now, progress0, sj.work, Rate(job, job.Workers()), startup, job.spec.checkpoint,
                            PhasesFor(job, job.Workers()));
   runs_[job.id] = RunRecord{sj.segments, {}};
+  metrics_.RunChanged(job.id);
   current_run_[job_index_.at(job.id)] = sj.segments.back();
   job.state = JobState::kRunning;
   job.progress = progress0;
@@ -573,6 +575,7 @@ void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool ca
   job.started = now;  // the checkpoint's GPU time is counted from here
   job.expected_end = now + job.spec.checkpoint.cost;
   runs_.erase(job.id);
+  metrics_.RunChanged(job.id);
   queue_.Push(job.expected_end, EventKind::kJobExit, job.id, static_cast<int64_t>(sj.epoch));
 }
 
@@ -618,6 +621,7 @@ void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
   job.saved = saved;
   job.progress = saved;
   runs_.erase(job.id);
+  metrics_.RunChanged(job.id);
   FreeAllocation(job, now);
   Requeue(job, now);
 }
@@ -632,6 +636,7 @@ void Simulator::Requeue(Job& job, Timestamp now) {
   ++job.restarts;
   sim_jobs_[job.id].segments.clear();
   runs_.erase(job.id);
+  metrics_.RunChanged(job.id);
 }
 
 void Simulator::CreateNode(int pool, Timestamp now, bool forecast) {

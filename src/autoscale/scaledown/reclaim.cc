@@ -14,16 +14,31 @@ void IdleReclaim::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     Timestamp since;
   };
   std::vector<Idle> idle;
-  for (const model::Job* jp : ctx->active) {
-    const model::Job& j = *jp;
-    if (j.state != model::JobState::kRunning || j.spec.is_protected || ctx->touched.contains(j.id)) continue;
-    const Timestamp due = m->NextBelowFor(j.id, o_.below, o_.after, ctx->now);
+  // Each running job that may be reclaimed: due now (idle for long enough),
+  // or the time it would be, for the next wake-up. Returns whether its
+  // answer was later than now.
+  auto look = [&](const model::Job& j, Timestamp due) {
     if (due > ctx->now) {
       plan->next_wakeup = std::min(plan->next_wakeup, due);
-      continue;
+      return true;
     }
     const auto since = m->BelowSince(j.id, o_.below, ctx->now);
     if (since) idle.push_back({&j, *since});
+    return false;
+  };
+  auto candidate = [&](const model::Job& j) {
+    return j.state == model::JobState::kRunning && !j.spec.is_protected && !ctx->touched.contains(j.id);
+  };
+  // A view that keeps the answers in order walks the jobs due and the first
+  // that is not; the order of `idle` is set below.
+  const bool ordered = m->VisitByDue(true, o_.below, o_.after, ctx->now, [&](model::JobId id, Timestamp due) {
+    const model::Job& j = ctx->JobById(id);
+    return !candidate(j) || !look(j, due);
+  });
+  if (!ordered) {
+    for (const model::Job* jp : ctx->active) {
+      if (candidate(*jp)) look(*jp, m->NextBelowFor(jp->id, o_.below, o_.after, ctx->now));
+    }
   }
   std::sort(idle.begin(), idle.end(),
             [](const Idle& a, const Idle& b) { return a.since != b.since ? a.since < b.since : a.job->id < b.job->id; });
