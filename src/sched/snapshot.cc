@@ -25,8 +25,12 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
   assert(gpus <= max_level_ && free >= 0 && free <= gpus);
   const int slot = size();
   nodes_.push_back({id, pool, gpus, free});
-  levels_[pool * (max_level_ + 1) + free].insert(slot);
-  CountSlots(pool, free, +1);
+  // A full node is in no level: best fit never looks for 0 free GPUs, and
+  // most nodes of a busy cluster are full.
+  if (free > 0) {
+    levels_[pool * (max_level_ + 1) + free].insert(slot);
+    CountSlots(pool, free, +1);
+  }
   nonempty_pools_ |= PoolBit(pool);
   total_free_ += free;
   pool_free_[pool] += free;
@@ -39,8 +43,8 @@ void CapacitySnapshot::SetFree(int slot, int value) {
   if (value == n.free) return;
   if (open_forks_ > 0) journal_.push_back({slot, n.free});
   const int base = n.pool * (max_level_ + 1);
-  levels_[base + n.free].erase(slot);
-  levels_[base + value].insert(slot);
+  if (n.free > 0) levels_[base + n.free].erase(slot);
+  if (value > 0) levels_[base + value].insert(slot);
   CountSlots(n.pool, n.free, -1);
   CountSlots(n.pool, value, +1);
   total_free_ += value - n.free;
@@ -173,7 +177,7 @@ CapacitySnapshot::Fork::~Fork() {
   while (s.nodes_.size() > node_mark_) {
     const int slot = static_cast<int>(s.nodes_.size()) - 1;
     const NodeEntry& n = s.nodes_.back();
-    s.levels_[n.pool * (s.max_level_ + 1) + n.free].erase(slot);
+    if (n.free > 0) s.levels_[n.pool * (s.max_level_ + 1) + n.free].erase(slot);
     s.CountSlots(n.pool, n.free, -1);
     s.total_free_ -= n.free;
     s.pool_free_[n.pool] -= n.free;

@@ -173,7 +173,8 @@ class CapacitySnapshot {
     int64_t size_ = 0;
   };
 
-  // levels_[pool * (max_level_ + 1) + free] = slots of that pool with that many free GPUs.
+  // levels_[pool * (max_level_ + 1) + free] = slots of that pool with that many
+  // free GPUs (1 or more: a full node is in none).
   std::vector<SlotSet> levels_;
   // slots_[pool * (max_level_ + 1) + g] = Slots(that pool, g), kept as free
   // counts change: a pass asks Slots for each of 100,000 waiting jobs.

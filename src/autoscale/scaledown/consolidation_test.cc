@@ -256,11 +256,11 @@ TEST_F(ConsolidationTest, RemainingTimeIsTheJobsAgeUnlessToldToTrustExpectedEnd)
   state_.nodes = {ReadyNode(1, 0, 8, 8)};
   const model::Job& j = Run(10, 1, 1, kNow - 7200, /*end=*/kNow + 60);
   const Consolidation by_age(options_, Minutes(10), false);
-  EXPECT_EQ(by_age.Remaining(j, At(kNow)), Hours(2));
+  EXPECT_EQ(by_age.Remaining(state_, j, At(kNow)), Hours(2));
   ConsolidationOptions o = options_;
   o.remaining = ConsolidationOptions::Remaining::kExpectedEnd;
   const Consolidation by_end(o, Minutes(10), false);
-  EXPECT_EQ(by_end.Remaining(j, At(kNow)), Seconds(60));
+  EXPECT_EQ(by_end.Remaining(state_, j, At(kNow)), Seconds(60));
 }
 
 }  // namespace
