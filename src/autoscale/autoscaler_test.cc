@@ -5,7 +5,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "core/rng.h"
+#include "core/strings.h"
+#include "model/state_index.h"
 #include "testutil/builders.h"
+#include "testutil/fake_metrics.h"
 
 namespace tide::autoscale {
 namespace {
@@ -354,6 +358,123 @@ TEST_F(AutoscalerTest, RejectsBadOptions) {
   auto as = Autoscaler::Make(o);
   ASSERT_FALSE(as.ok());
   EXPECT_THAT(std::string(Message(as.status())), HasSubstr("unknown expander 'cheapest'"));
+}
+
+// A scheduled cap can put a pool's max below its live nodes. A waiting job
+// that GPUs freed in the same pass (an idle elastic job shrunk) can serve is
+// still served from them: the scale-up's rounds once asked the estimator for
+// a negative number of new nodes, served nothing, and chose the same pool
+// again for ever.
+TEST_F(AutoscalerTest, ACapBelowTheLiveNodesStillLetsFreedGpusServeAWaitingJob) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8), ReadyNode(3, 0, 8, 8)};
+  model::Job elastic = Pending(1, 1, 8, 0, 36000);
+  elastic.spec.min_workers = 1;
+  elastic.spec.max_workers = 8;
+  elastic.spec.async = true;
+  elastic.started = At(0);
+  AddRunning(&state_, std::move(elastic), {{1, 8}}, 36000);
+  AddRunning(&state_, Pending(2, 8, 1, 0, 36000), {{2, 1}}, 36000);
+  AddRunning(&state_, Pending(3, 8, 1, 0, 36000), {{3, 1}}, 36000);
+  state_.jobs.push_back(Pending(4, 4, 1, /*submit=*/0));
+  testing::FakeMetrics metrics;
+  metrics.Set(1, {{At(0), 0.15}});  // below 20%, not idle enough to reclaim: shrinks to 4 workers
+  state_.metrics = &metrics;
+  AutoscalerOptions o = TideOptions();
+  CronRule cap;
+  cap.name = "cap";
+  cap.pools = {0};
+  cap.from = 0;
+  cap.to = 23 * 60;
+  cap.max_nodes = 1;
+  cap.drain = false;
+  o.schedule.rules = {cap};
+  o.preemption.before_buying = false;
+  const ScalingPlan plan = RunOnce(o, 3600);
+  ASSERT_EQ(Of(plan, ActionKind::kResize).size(), 1u);
+  EXPECT_EQ(Of(plan, ActionKind::kResize)[0].resize.workers, 4);
+  EXPECT_EQ(Bought(plan), 0);
+  bool covered = false;
+  for (const auto& c : plan.covered) covered |= c.job == 4;
+  EXPECT_TRUE(covered) << "the waiting job rides on the GPUs the shrink gave back";
+}
+
+// Everything a plan says, as text, so that two plans compare whole.
+std::string Describe(const ScalingPlan& plan) {
+  std::string s;
+  auto shares = [](const std::vector<model::NodeShare>& v) {
+    std::string t;
+    for (const auto& sh : v) StrAppend(&t, sh.node, ":", sh.workers, " ");
+    return t;
+  };
+  for (const auto& a : plan.actions) {
+    StrAppend(&s, ActionKindName(a.kind), " pool ", a.pool, " count ", a.count, " nodes ", StrJoin(a.nodes, ","),
+              " jobs ", StrJoin(a.jobs, ","), " cancel ", a.cancel, " forecast ", a.forecast, " bottleneck ",
+              a.bottleneck, " resize ", a.resize.old_workers, "->", a.resize.workers, " +", shares(a.resize.add), " -",
+              shares(a.resize.remove), " [", a.reason, "] [", a.cause, "]\n");
+  }
+  for (const auto& c : plan.covered) StrAppend(&s, "covered ", c.job, " ", shares(c.shares), "\n");
+  StrAppend(&s, "wake ", FormatTimestamp(plan.next_wakeup), "\n");
+  return s;
+}
+
+// A driver's state index and ordered metrics (model/state_index.h,
+// MetricsView::VisitByDue) change how a pass finds what it reads, never what
+// it decides: on random clusters, with utilisation series for the running
+// jobs and several option sets, the plans are the same whole.
+TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
+  const model::ClusterSpec spec = testing::RandomSpec();
+  int actions = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    model::ClusterState state = testing::RandomState(&spec, seed);
+    Rng rng(seed * 7919);
+    testing::FakeMetrics metrics;
+    for (const auto& j : state.jobs) {
+      if (j.state != model::JobState::kRunning) continue;
+      std::vector<std::pair<Timestamp, double>> series;
+      for (int64_t t = 3600 - rng.UniformInt(600, 4000); t < 3600 + 3600; t += rng.UniformInt(60, 1200)) {
+        const int64_t level = rng.UniformInt(0, 3);
+        series.emplace_back(At(t), level == 0 ? 0.02 : level == 1 ? 0.5 : 0.95);
+      }
+      metrics.Set(j.id, std::move(series));
+    }
+    state.metrics = &metrics;
+    for (int variant = 0; variant < 4; ++variant) {
+      AutoscalerOptions o;
+      o.forecast.enabled = variant % 2 == 1;
+      o.preemption.before_buying = variant == 2;
+      o.consolidation.enabled = variant == 3;
+      o.budget.max_nodes = variant == 1 ? 3 : 0;
+      if (variant >= 2) {
+        o.scale_up.release_lookahead = Seconds(600);
+        CronRule cap;
+        cap.name = "cap";
+        cap.pools = {1, 3};
+        cap.from = 0;
+        cap.to = 23 * 60;
+        cap.max_nodes = 2;
+        CronRule floor = cap;
+        floor.name = "floor";
+        floor.pools = {2};
+        floor.max_nodes.reset();
+        floor.min_nodes = 5;
+        o.schedule.rules = {cap, floor};
+      }
+      auto as = Autoscaler::Make(o);
+      ASSERT_TRUE(as.ok()) << as.status();
+      state.index = nullptr;
+      metrics.set_ordered(false);
+      const auto scanned = as->RunOnce(state, At(3600));
+      ASSERT_TRUE(scanned.ok()) << scanned.status();
+      const model::StateIndex index = model::StateIndex::Build(state);
+      state.index = &index;
+      metrics.set_ordered(true);
+      const auto indexed = as->RunOnce(state, At(3600));
+      ASSERT_TRUE(indexed.ok()) << indexed.status();
+      ASSERT_EQ(Describe(*indexed), Describe(*scanned)) << "seed " << seed << ", variant " << variant;
+      actions += static_cast<int>(scanned->actions.size());
+    }
+  }
+  EXPECT_GT(actions, 1000);  // the random clusters give the passes plenty to do
 }
 
 }  // namespace

@@ -49,6 +49,11 @@ struct PassContext {
   // latter walk them, not a queue of 100,000.
   std::vector<const model::Job*> pending;
   std::vector<const model::Job*> active;
+  // The elastic ones of `active`, in the same order.
+  std::vector<const model::Job*> elastic;
+  // The driver's state index, if it has one synced with the state
+  // (model/state_index.h): components read it rather than scan.
+  const model::StateIndex* index = nullptr;
   // The pending jobs' demands, in queue order beside `pending`: made in the
   // same scan, in memory order, so that coverage walks this compact array
   // rather than 100,000 jobs in queue order. Coverage consumes it.

@@ -32,6 +32,28 @@ void IndexState(PassContext* ctx) {
   const int num_pools = static_cast<int>(ctx->spec.pools.size());
   ctx->live.assign(num_pools, 0);
   ctx->extra_nodes.assign(num_pools, 0);
+  ctx->index = model::IndexFor(ctx->state);
+  if (ctx->index != nullptr && !ctx->index->nodes_in_id_order()) ctx->index = nullptr;
+  if (const model::StateIndex* x = ctx->index) {
+    // The same facts, without a scan: pending jobs come in queue order.
+    const std::vector<model::Job>& jobs = ctx->state.jobs;
+    for (int p = 0; p < num_pools; ++p) ctx->live[p] = x->live(p);
+    ctx->active.clear();
+    ctx->active.reserve(x->active().size());
+    x->active().ForEach([&](size_t pos) { ctx->active.push_back(&jobs[pos]); });
+    ctx->elastic.clear();
+    x->elastic().ForEach([&](size_t pos) { ctx->elastic.push_back(&jobs[pos]); });
+    ctx->pending.clear();
+    ctx->pending.reserve(x->pending().size());
+    ctx->queued.clear();
+    ctx->queued.reserve(x->pending().size());
+    for (const auto& q : x->pending()) {
+      const model::Job& j = jobs[q.pos];
+      ctx->pending.push_back(&j);
+      ctx->queued.push_back(Demand::For(&j, sched::EligiblePools(ctx->spec, j.spec), j.spec.workers));
+    }
+    return;
+  }
   for (const auto& n : ctx->state.nodes) {
     if (n.state != NodeState::kTerminated) ++ctx->live[n.pool];
   }
@@ -53,6 +75,10 @@ void IndexState(PassContext* ctx) {
       ctx->active.push_back(&j);
     }
   }
+  ctx->elastic.clear();
+  for (const model::Job* j : ctx->active) {
+    if (j->spec.elastic()) ctx->elastic.push_back(j);
+  }
   const std::vector<uint32_t> order = sched::QueueOrder(keys);
   ctx->pending.clear();
   ctx->pending.reserve(order.size());
@@ -72,22 +98,35 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
   const int num_pools = static_cast<int>(spec.pools.size());
   const Timestamp now = ctx->now;
 
-  std::vector<const model::Node*> usable;
-  for (const auto& n : state.nodes) {
-    const bool leaving = n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id);
-    if ((n.state == NodeState::kReady || n.state == NodeState::kProvisioning) && !leaving) usable.push_back(&n);
-  }
-  auto by_id = [](const model::Node* a, const model::Node* b) { return a->id < b->id; };
-  if (!std::is_sorted(usable.begin(), usable.end(), by_id)) std::sort(usable.begin(), usable.end(), by_id);
-
   ctx->snap = std::make_unique<sched::CapacitySnapshot>(num_pools, std::max(1, spec.MaxGpusPerNode()));
   sched::CapacitySnapshot& snap = *ctx->snap;
   ctx->slot_of.clear();
   ctx->node_at.clear();
-  ctx->slot_of.reserve(usable.size());
-  for (const auto* n : usable) {
-    ctx->slot_of.Add(n->id, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));
-    ctx->node_at.push_back(n);
+  const model::StateIndex* x = ctx->index;
+  if (x != nullptr) {
+    // Ready and booting nodes without notice, in id order, from the index's
+    // compact records.
+    ctx->slot_of.reserve(x->staying().size());
+    ctx->node_at.reserve(x->staying().size());
+    x->staying().ForEach([&](size_t pos) {
+      const auto& n = x->node(pos);
+      if (ctx->leaving.contains(n.id)) return;
+      ctx->slot_of.Add(n.id, snap.AddNode(n.id, n.pool, n.gpus, n.free));
+      ctx->node_at.push_back(&state.nodes[pos]);
+    });
+  } else {
+    std::vector<const model::Node*> usable;
+    for (const auto& n : state.nodes) {
+      const bool leaving = n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id);
+      if ((n.state == NodeState::kReady || n.state == NodeState::kProvisioning) && !leaving) usable.push_back(&n);
+    }
+    auto by_id = [](const model::Node* a, const model::Node* b) { return a->id < b->id; };
+    if (!std::is_sorted(usable.begin(), usable.end(), by_id)) std::sort(usable.begin(), usable.end(), by_id);
+    ctx->slot_of.reserve(usable.size());
+    for (const auto* n : usable) {
+      ctx->slot_of.Add(n->id, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));
+      ctx->node_at.push_back(n);
+    }
   }
   // Nodes this pass already buys (scheduled pre-warm) count as booting.
   model::NodeId template_id = -1000000;
@@ -101,22 +140,49 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
   // Capacity that stopping jobs give back at once, and running jobs before a
   // new node could boot.
   const Duration lookahead = ReleaseLookahead(o, *ctx);
-  for (const model::Job* jp : ctx->active) {
-    const model::Job& j = *jp;
-    bool freeing = j.state == JobState::kStopping || ctx->touched.contains(j.id);
-    if (j.state == JobState::kRunning && !freeing && lookahead.count() > 0) {
-      if (j.expected_end > now + lookahead) {
-        // The what-if changes when this job's end enters the lookahead.
-        if (!ctx->pending.empty()) plan->next_wakeup = std::min(plan->next_wakeup, j.expected_end - lookahead);
-        continue;
-      }
-      freeing = true;
-    }
-    if (!freeing) continue;
+  auto give_back = [&](const model::Job& j) {
     ctx->freeing.insert(j.id);
     for (const auto& sh : j.alloc) {
       if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
       if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
+    }
+  };
+  if (x != nullptr) {
+    // The same jobs without reading every running one: stopping and touched
+    // jobs, then running ones by expected end up to the lookahead (the
+    // first beyond it sets the wake-up). The order of giving does not
+    // matter: no fork is open.
+    const std::vector<model::Job>& jobs = state.jobs;
+    x->stopping().ForEach([&](size_t pos) { give_back(jobs[pos]); });
+    for (model::JobId id : ctx->touched) {
+      const int pos = x->JobPos(id);
+      if (pos >= 0 && x->active().contains(pos) && !x->stopping().contains(pos)) give_back(jobs[pos]);
+    }
+    if (lookahead.count() > 0) {
+      for (const auto& e : x->ends()) {
+        const model::Job& j = jobs[e.pos];
+        if (j.state != JobState::kRunning || ctx->touched.contains(j.id)) continue;
+        if (j.expected_end > now + lookahead) {
+          // The what-if changes when this job's end enters the lookahead.
+          if (!ctx->pending.empty()) plan->next_wakeup = std::min(plan->next_wakeup, j.expected_end - lookahead);
+          break;
+        }
+        give_back(j);
+      }
+    }
+  } else {
+    for (const model::Job* jp : ctx->active) {
+      const model::Job& j = *jp;
+      bool freeing = j.state == JobState::kStopping || ctx->touched.contains(j.id);
+      if (j.state == JobState::kRunning && !freeing && lookahead.count() > 0) {
+        if (j.expected_end > now + lookahead) {
+          // The what-if changes when this job's end enters the lookahead.
+          if (!ctx->pending.empty()) plan->next_wakeup = std::min(plan->next_wakeup, j.expected_end - lookahead);
+          continue;
+        }
+        freeing = true;
+      }
+      if (freeing) give_back(j);
     }
   }
 

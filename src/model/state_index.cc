@@ -41,6 +41,8 @@ StateIndex::JobRec StateIndex::Read(const Job& j) {
   } else if (j.state != JobState::kCompleted) {
     r.kind = 2;
     r.end = j.expected_end;
+    r.stopping = j.state == JobState::kStopping;
+    r.elastic = j.spec.elastic();
   }
   return r;
 }
@@ -56,6 +58,8 @@ void StateIndex::Enter(const JobRec& r, size_t pos) {
     pending_.insert(std::upper_bound(pending_.begin(), pending_.end(), q), q);
   } else if (r.kind == 2) {
     active_.insert(pos);
+    if (r.stopping) stopping_.insert(pos);
+    if (r.elastic) elastic_.insert(pos);
     const End e{r.end, r.id, p};
     ends_.insert(std::upper_bound(ends_.begin(), ends_.end(), e), e);
   }
@@ -68,6 +72,8 @@ void StateIndex::Leave(const JobRec& r, size_t pos) {
     if (it != pending_.end() && it->id == r.id) pending_.erase(it);
   } else if (r.kind == 2) {
     active_.erase(pos);
+    stopping_.erase(pos);
+    elastic_.erase(pos);
     const End e{r.end, r.id, static_cast<uint32_t>(pos)};
     auto it = std::lower_bound(ends_.begin(), ends_.end(), e);
     if (it != ends_.end() && it->id == r.id) ends_.erase(it);
@@ -78,6 +84,7 @@ void StateIndex::Enter(const NodeRec& r, size_t pos) {
   if (r.state == NodeState::kTerminated) return;
   if (r.pool >= static_cast<int>(live_.size())) {
     live_.resize(r.pool + 1, 0);
+    staying_count_.resize(r.pool + 1, 0);
     usable_.resize(r.pool + 1);
   }
   ++live_[r.pool];
@@ -92,12 +99,20 @@ void StateIndex::Enter(const NodeRec& r, size_t pos) {
   if (booting) booting_.insert(pos);
   if (booting && r.free > 0) booting_free_.insert(pos);
   if (r.noticed) noticed_.insert(pos);
+  if ((ready || booting) && !r.noticed) {
+    staying_.insert(pos);
+    ++staying_count_[r.pool];
+  }
 }
 
 void StateIndex::Leave(const NodeRec& r, size_t pos) {
   if (r.state == NodeState::kTerminated) return;
   --live_[r.pool];
   if (r.state == NodeState::kReady || r.state == NodeState::kProvisioning) --usable_[r.pool][r.gpus];
+  if ((r.state == NodeState::kReady || r.state == NodeState::kProvisioning) && !r.noticed) {
+    staying_.erase(pos);
+    --staying_count_[r.pool];
+  }
   ready_free_.erase(pos);
   idle_.erase(pos);
   booting_.erase(pos);
@@ -123,6 +138,8 @@ StateIndex StateIndex::Build(const ClusterState& state) {
     if (r.kind == 1) x.pending_.push_back({r.priority, r.submit, r.id, static_cast<uint32_t>(i)});
     if (r.kind == 2) {
       x.active_.insert(i);
+      if (r.stopping) x.stopping_.insert(i);
+      if (r.elastic) x.elastic_.insert(i);
       x.ends_.push_back({r.end, r.id, static_cast<uint32_t>(i)});
     }
   }
@@ -189,7 +206,7 @@ void StateIndex::RemoveNode(size_t pos) {
   dirty_ = true;
   Leave(nodes_[pos], pos);
   ids_changed_ = true;
-  for (PosSet* s : {&ready_free_, &booting_, &booting_free_, &noticed_, &idle_}) s->EraseShift(pos);
+  for (PosSet* s : {&ready_free_, &booting_, &booting_free_, &noticed_, &idle_, &staying_}) s->EraseShift(pos);
   nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(pos));
   node_touched_.erase(node_touched_.begin() + static_cast<std::ptrdiff_t>(pos));
   // Touched positions after it moved down one.
@@ -259,6 +276,9 @@ std::string StateIndex::Diff(const ClusterState& state) const {
   if (!(nodes_ == fresh.nodes_)) out.push_back("node records");
   if (pending_ != fresh.pending_) out.push_back(StrCat("pending (", pending_.size(), " vs ", fresh.pending_.size(), ")"));
   if (!(active_ == fresh.active_)) out.push_back("active");
+  if (!(stopping_ == fresh.stopping_)) out.push_back("stopping");
+  if (!(elastic_ == fresh.elastic_)) out.push_back("elastic");
+  if (!(staying_ == fresh.staying_)) out.push_back("staying");
   if (ends_ != fresh.ends_) out.push_back(StrCat("ends (", ends_.size(), " vs ", fresh.ends_.size(), ")"));
   if (!(ready_free_ == fresh.ready_free_)) out.push_back("ready_free");
   if (!(booting_ == fresh.booting_)) out.push_back("booting");
@@ -267,6 +287,7 @@ std::string StateIndex::Diff(const ClusterState& state) const {
   if (!(idle_ == fresh.idle_)) out.push_back("idle");
   for (size_t p = 0; p < std::max(live_.size(), fresh.live_.size()); ++p) {
     if (live(static_cast<int>(p)) != fresh.live(static_cast<int>(p))) out.push_back(StrCat("live of pool ", p));
+    if (staying(static_cast<int>(p)) != fresh.staying(static_cast<int>(p))) out.push_back(StrCat("staying of pool ", p));
     const size_t n = std::max(p < usable_.size() ? usable_[p].size() : 0, p < fresh.usable_.size() ? fresh.usable_[p].size() : 0);
     for (size_t g = 0; g < n; ++g) {
       const int a = p < usable_.size() && g < usable_[p].size() ? usable_[p][g] : 0;

@@ -96,6 +96,17 @@ class StateIndex {
     }
     bool operator==(const Queued& o) const = default;
   };
+  // What a pass reads of a node, kept compact: a node's own struct spans
+  // several cache lines.
+  struct NodeFacts {
+    NodeId id = 0;
+    int pool = 0;
+    int gpus = 0;
+    int free = 0;
+    NodeState state = NodeState::kTerminated;
+    bool noticed = false;  // reclaim_at is set
+    bool operator==(const NodeFacts&) const = default;
+  };
   // A job that holds GPUs, ordered by when it is expected to give them back.
   struct End {
     Timestamp at;
@@ -128,14 +139,19 @@ class StateIndex {
   // Starting, running and stopping jobs: by position, and by expected end.
   const PosSet& active() const { return active_; }
   const std::vector<End>& ends() const { return ends_; }
+  const PosSet& stopping() const { return stopping_; }
+  const PosSet& elastic() const { return elastic_; }  // holding GPUs, and elastic
   // Nodes by what a pass looks for. A node may be in several.
   const PosSet& ready_free() const { return ready_free_; }      // ready, a GPU free
   const PosSet& booting() const { return booting_; }            // provisioning
   const PosSet& booting_free() const { return booting_free_; }  // provisioning, a GPU free
   const PosSet& noticed() const { return noticed_; }            // reclaim_at set
   const PosSet& idle() const { return idle_; }                  // ready and running nothing
+  const PosSet& staying() const { return staying_; }            // ready or provisioning, no notice
+  const NodeFacts& node(size_t pos) const { return nodes_[pos]; }
   // Nodes per pool (ClusterState::nodes holds no terminated node).
   int live(int pool) const { return pool < static_cast<int>(live_.size()) ? live_[pool] : 0; }
+  int staying(int pool) const { return pool < static_cast<int>(staying_count_.size()) ? staying_count_[pool] : 0; }
   // How many workers of `gpus_per_worker` GPUs the ready and provisioning
   // nodes of the pools in `pool_mask` hold with all their GPUs free.
   int64_t EverSlots(uint64_t pool_mask, int gpus_per_worker) const;
@@ -153,21 +169,15 @@ class StateIndex {
   // What the index last read of a job or node: what its entries were made from.
   struct JobRec {
     uint8_t kind = 0;  // 0: neither, 1: pending, 2: holds GPUs
+    bool stopping = false;
+    bool elastic = false;
     int priority = 0;
     Timestamp submit{};
     Timestamp end{};
     JobId id = 0;
     bool operator==(const JobRec&) const = default;
   };
-  struct NodeRec {
-    NodeId id = 0;
-    int pool = 0;
-    int gpus = 0;
-    int free = 0;
-    NodeState state = NodeState::kTerminated;
-    bool noticed = false;
-    bool operator==(const NodeRec&) const = default;
-  };
+  using NodeRec = NodeFacts;
   static JobRec Read(const Job& j);
   static NodeRec Read(const Node& n);
   void Enter(const JobRec& r, size_t pos);
@@ -186,8 +196,9 @@ class StateIndex {
   std::vector<Queued> pending_;
   PosSet active_;
   std::vector<End> ends_;
-  PosSet ready_free_, booting_, booting_free_, noticed_, idle_;
-  std::vector<int> live_;
+  PosSet stopping_, elastic_;
+  PosSet ready_free_, booting_, booting_free_, noticed_, idle_, staying_;
+  std::vector<int> live_, staying_count_;
   std::vector<std::vector<int>> usable_;  // [pool][gpus]: ready or provisioning nodes
   int out_of_order_ = 0;  // positions whose node id is not above the one before
   bool ids_changed_ = false;  // since out_of_order_ was counted

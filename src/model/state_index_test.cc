@@ -41,6 +41,10 @@ Job RandomJob(Rng& rng, JobId id) {
   const int s = static_cast<int>(rng.UniformInt(0, 3));
   j.state = s == 0 ? JobState::kPending : s == 1 ? JobState::kStarting : s == 2 ? JobState::kRunning : JobState::kStopping;
   j.expected_end = FromUnixSeconds(rng.UniformInt(0, 100));
+  if (rng.UniformInt(0, 3) == 0) {
+    j.spec.min_workers = 1;
+    j.spec.max_workers = 3;
+  }
   return j;
 }
 

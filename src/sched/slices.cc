@@ -12,6 +12,9 @@ void SliceSnapshot::AddNode(int slot, int pool, int units_per_gpu, std::vector<s
 }
 
 void SliceSnapshot::AddFrom(const model::ClusterState& state, const SlotIndex& slot_of, int slots) {
+  if (std::none_of(state.spec->pools.begin(), state.spec->pools.end(), [](const auto& p) { return p.mig.enabled(); })) {
+    return;  // no pool slices: nothing to read
+  }
   std::vector<std::pair<int, const model::Node*>> nodes;  // (slot, node)
   for (const auto& n : state.nodes) {
     if (!state.spec->pools[n.pool].mig.enabled()) continue;

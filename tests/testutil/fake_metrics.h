@@ -4,6 +4,7 @@
 #ifndef TIDE_TESTS_TESTUTIL_FAKE_METRICS_H_
 #define TIDE_TESTS_TESTUTIL_FAKE_METRICS_H_
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -45,6 +46,23 @@ class FakeMetrics final : public model::MetricsView {
   Timestamp NextAboveFor(model::JobId job, double thr, Duration span, Timestamp t) const override {
     return NextFor(job, span, t, [thr](double u) { return u > thr; });
   }
+  // With set_ordered(true), answers VisitByDue as the simulator's view does
+  // (by asking every series); otherwise declines, as a live view does.
+  void set_ordered(bool ordered) { ordered_ = ordered; }
+  bool VisitByDue(bool below, double thr, Duration span, Timestamp t,
+                  const std::function<bool(model::JobId, Timestamp)>& visit) const override {
+    if (!ordered_) return false;
+    std::vector<std::pair<Timestamp, model::JobId>> order;
+    for (const auto& [id, s] : series_) {
+      if (s.empty()) continue;
+      order.emplace_back(below ? NextBelowFor(id, thr, span, t) : NextAboveFor(id, thr, span, t), id);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [due, id] : order) {
+      if (due == kInfiniteFuture || !visit(id, due)) break;
+    }
+    return true;
+  }
 
  private:
   const std::vector<std::pair<Timestamp, double>>* Find(model::JobId job) const {
@@ -83,6 +101,7 @@ class FakeMetrics final : public model::MetricsView {
     }
     return kInfiniteFuture;
   }
+  bool ordered_ = false;
   std::map<model::JobId, std::vector<std::pair<Timestamp, double>>> series_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/strings.h"
 #include "sched/eligibility.h"
@@ -32,6 +33,17 @@ int FreeNow(const PassContext& ctx, const model::Node& n, int slot) {
 // left out here could hold no worker later in the pass either.
 std::vector<int> ReadySlots(const PassContext& ctx) {
   std::vector<int> slots;
+  if (const model::StateIndex* x = ctx.index) {
+    x->ready_free().ForEach([&](size_t pos) {
+      const auto& n = x->node(pos);
+      if (n.noticed || ctx.leaving.contains(n.id)) return;
+      if (const int slot = ctx.slot_of.Find(n.id); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
+        slots.push_back(slot);
+      }
+    });
+    if (!std::is_sorted(slots.begin(), slots.end())) std::sort(slots.begin(), slots.end());
+    return slots;
+  }
   for (const auto& n : ctx.state.nodes) {
     if (n.free_gpus <= 0 || n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) {
       continue;
@@ -126,9 +138,16 @@ Action ElasticResizer::Resize(const PassContext& ctx, const Job& j, int workers,
 void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
   const model::MetricsView* m = ctx->state.metrics;
   if (!u_.enabled || m == nullptr) return;
-  const std::vector<int> ready = ReadySlots(*ctx);
+  // The ready slots with a GPU free, found when a job first wants to grow:
+  // nothing before that changes which they are (a shrink gives GPUs to the
+  // what-if, not to the nodes).
+  std::optional<std::vector<int>> ready_slots;
+  auto ready = [&]() -> const std::vector<int>& {
+    if (!ready_slots) ready_slots = ReadySlots(*ctx);
+    return *ready_slots;
+  };
   sched::CapacitySnapshot& snap = *ctx->snap;
-  for (const Job* jp : ctx->active) {
+  for (const Job* jp : ctx->elastic) {
     const Job& j = *jp;
     // A resize pauses the job to re-rendezvous: protected jobs are left alone.
     if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || j.spec.is_protected ||
@@ -188,7 +207,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       // Asynchronous work can grow by any number of workers: take what fits
       // on running nodes now.
       std::vector<sched::SlotShare> shares;
-      const std::vector<int> slots = EligibleSlots(*ctx, ready, j);
+      const std::vector<int> slots = EligibleSlots(*ctx, ready(), j);
       const int placed = PlaceOnFreeNow(ctx, slots, j.spec.gpus_per_worker, extra, &shares);
       if (placed > 0) {
         Action a = Resize(*ctx, j, w + placed, why);
@@ -222,7 +241,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   // The jobs that could give workers back at all, in snapshot order: few, so
   // each waiting job's search below costs little even behind 100,000 others.
   std::vector<const Job*> shrinkable;
-  for (const Job* jp : ctx->active) {
+  for (const Job* jp : ctx->elastic) {
     const Job& j = *jp;
     if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected &&
         j.Workers() > j.spec.MinWorkers() && ctx->now >= j.last_resize + e_.cooldown) {
@@ -273,7 +292,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   if (!ctx->demands.empty() || !unserved.empty()) return;
   const std::vector<int> ready = ReadySlots(*ctx);
   std::vector<const Job*> growable;
-  for (const Job* jp : ctx->active) {
+  for (const Job* jp : ctx->elastic) {
     const Job& j = *jp;
     if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected && !j.bottleneck &&
         !ctx->touched.contains(j.id) &&

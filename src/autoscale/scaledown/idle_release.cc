@@ -13,11 +13,28 @@ void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   const size_t num_pools = spec.pools.size();
   std::vector<int> staying(num_pools, 0);  // nodes that are not on their way out
   std::vector<std::vector<const model::Node*>> due(num_pools);
-  for (const auto& n : ctx->state.nodes) {
-    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
-    if ((n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) && !leaving) {
-      ++staying[n.pool];
+  // Idle nodes are the only ones that may go; with an index only they (and
+  // the nodes this pass already takes out) are read.
+  std::vector<const model::Node*> idle;
+  if (const model::StateIndex* x = ctx->index) {
+    for (size_t p = 0; p < num_pools; ++p) staying[p] = x->staying(static_cast<int>(p));
+    for (model::NodeId id : ctx->leaving) {
+      const int pos = x->NodePos(id);
+      if (pos >= 0 && x->staying().contains(pos)) --staying[x->node(pos).pool];
     }
+    x->idle().ForEach([&](size_t pos) { idle.push_back(&ctx->state.nodes[pos]); });
+  } else {
+    for (const auto& n : ctx->state.nodes) {
+      const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
+      if ((n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) && !leaving) {
+        ++staying[n.pool];
+      }
+      if (n.state == model::NodeState::kReady && n.idle()) idle.push_back(&n);
+    }
+  }
+  for (const model::Node* np : idle) {
+    const model::Node& n = *np;
+    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
     if (n.state != model::NodeState::kReady || !n.idle() || leaving) continue;
     if (spec.pools[n.pool].tier == model::Tier::kReserved && !options_.release_reserved) continue;
     const Timestamp deadline = n.idle_since + options_.idle_after;

@@ -265,9 +265,13 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     const ExpanderChain::Choice choice = chain_.Choose(ptrs, ectx);
     const int pool = choice.option->pool;
 
-    // Commit: the same estimate, on the snapshot itself this time.
-    ScaleUpOption o = estimator.Estimate(spec, pool, ctx->max_nodes[pool] - ctx->live[pool], demands, &snap,
-                                         &ctx->slices, &next_template_id);
+    // Commit: the same estimate, on the snapshot itself this time. The room
+    // is clamped as the option's was: a scheduled cap can put a pool's max
+    // below its live nodes, and with a negative room the estimator would
+    // serve nothing, not even from GPUs a shrink freed, and the rounds
+    // would repeat the same choice for ever.
+    ScaleUpOption o = estimator.Estimate(spec, pool, std::max(0, ctx->max_nodes[pool] - ctx->live[pool]), demands,
+                                         &snap, &ctx->slices, &next_template_id);
     committed = true;
     std::vector<model::JobId> served;
     std::vector<const Job*> served_jobs;

@@ -165,16 +165,31 @@ void ScheduledCapacity::Enforce(PassContext* ctx, ScalingPlan* plan) const {
         floor_rule = &r;
       }
     }
-    // Count the nodes that stay (not draining, not under notice).
+    if (floor_rule == nullptr && cap_rule == nullptr) continue;
+    // Count the nodes that stay (not draining, not under notice). With an
+    // index, they are listed only if some must go.
     std::vector<const model::Node*> staying;
-    for (const auto& n : ctx->state.nodes) {
-      if (n.pool != static_cast<int>(p) || n.state == model::NodeState::kDraining || n.state == model::NodeState::kTerminated ||
-          n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id)) {
-        continue;
+    auto list_staying = [&] {
+      for (const auto& n : ctx->state.nodes) {
+        if (n.pool != static_cast<int>(p) || n.state == model::NodeState::kDraining ||
+            n.state == model::NodeState::kTerminated || n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id)) {
+          continue;
+        }
+        staying.push_back(&n);
       }
-      staying.push_back(&n);
+    };
+    int have = 0;
+    if (const model::StateIndex* x = ctx->index) {
+      have = x->staying(static_cast<int>(p));
+      for (model::NodeId id : ctx->leaving) {
+        const int pos = x->NodePos(id);
+        if (pos >= 0 && x->staying().contains(pos) && x->node(pos).pool == static_cast<int>(p)) --have;
+      }
+      if (cap_rule != nullptr && have > ctx->max_nodes[p]) list_staying();
+    } else {
+      list_staying();
+      have = static_cast<int>(staying.size());
     }
-    const int have = static_cast<int>(staying.size());
     if (floor_rule != nullptr && have < ctx->min_nodes[p] && pools[p].tier != model::Tier::kReserved) {
       Action a;
       a.kind = ActionKind::kScaleUp;

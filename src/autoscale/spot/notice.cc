@@ -6,8 +6,18 @@ namespace tide::autoscale {
 
 void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   if (!o_.enabled) return;
-  for (const auto& n : ctx->state.nodes) {
-    if (n.reclaim_at == kInfiniteFuture || n.state == model::NodeState::kDraining) continue;
+  // Only noticed nodes matter: with an index, only they are read.
+  std::vector<const model::Node*> noticed;
+  if (const model::StateIndex* x = ctx->index) {
+    x->noticed().ForEach([&](size_t pos) { noticed.push_back(&ctx->state.nodes[pos]); });
+  } else {
+    for (const auto& n : ctx->state.nodes) {
+      if (n.reclaim_at != kInfiniteFuture) noticed.push_back(&n);
+    }
+  }
+  for (const model::Node* np : noticed) {
+    const model::Node& n = *np;
+    if (n.state == model::NodeState::kDraining) continue;
     ctx->leaving.insert(n.id);
     Action drain;
     drain.kind = ActionKind::kDrain;
