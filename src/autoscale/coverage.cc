@@ -106,6 +106,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
   if (x != nullptr) {
     // Ready and booting nodes without notice, in id order, from the index's
     // compact records.
+    snap.reserve(x->staying().size());
     ctx->slot_of.reserve(x->staying().size());
     ctx->node_at.reserve(x->staying().size());
     x->staying().ForEach([&](size_t pos) {
@@ -122,6 +123,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     }
     auto by_id = [](const model::Node* a, const model::Node* b) { return a->id < b->id; };
     if (!std::is_sorted(usable.begin(), usable.end(), by_id)) std::sort(usable.begin(), usable.end(), by_id);
+    snap.reserve(usable.size());
     ctx->slot_of.reserve(usable.size());
     for (const auto* n : usable) {
       ctx->slot_of.Add(n->id, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));

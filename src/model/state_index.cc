@@ -55,28 +55,26 @@ void StateIndex::Enter(const JobRec& r, size_t pos) {
   const auto p = static_cast<uint32_t>(pos);
   if (r.kind == 1) {
     const Queued q{r.priority, r.submit, r.id, p};
-    pending_.insert(std::upper_bound(pending_.begin(), pending_.end(), q), q);
+    pending_.insert(q);
   } else if (r.kind == 2) {
     active_.insert(pos);
     if (r.stopping) stopping_.insert(pos);
     if (r.elastic) elastic_.insert(pos);
     const End e{r.end, r.id, p};
-    ends_.insert(std::upper_bound(ends_.begin(), ends_.end(), e), e);
+    ends_.insert(e);
   }
 }
 
 void StateIndex::Leave(const JobRec& r, size_t pos) {
   if (r.kind == 1) {
     const Queued q{r.priority, r.submit, r.id, static_cast<uint32_t>(pos)};
-    auto it = std::lower_bound(pending_.begin(), pending_.end(), q);
-    if (it != pending_.end() && it->id == r.id) pending_.erase(it);
+    pending_.erase(q);  // the order ignores the position
   } else if (r.kind == 2) {
     active_.erase(pos);
     stopping_.erase(pos);
     elastic_.erase(pos);
     const End e{r.end, r.id, static_cast<uint32_t>(pos)};
-    auto it = std::lower_bound(ends_.begin(), ends_.end(), e);
-    if (it != ends_.end() && it->id == r.id) ends_.erase(it);
+    ends_.erase(e);
   }
 }
 
@@ -128,6 +126,8 @@ void StateIndex::CountOutOfOrder() {
 
 StateIndex StateIndex::Build(const ClusterState& state) {
   StateIndex x;
+  std::vector<Queued> pending;
+  std::vector<End> ends;
   x.jobs_.reserve(state.jobs.size());
   x.job_pos_.reserve(state.jobs.size());
   for (size_t i = 0; i < state.jobs.size(); ++i) {
@@ -135,16 +135,18 @@ StateIndex StateIndex::Build(const ClusterState& state) {
     const JobRec& r = x.jobs_.back();
     x.job_pos_[r.id] = static_cast<uint32_t>(i);
     // Entered in bulk below: sorted once rather than inserted one by one.
-    if (r.kind == 1) x.pending_.push_back({r.priority, r.submit, r.id, static_cast<uint32_t>(i)});
+    if (r.kind == 1) pending.push_back({r.priority, r.submit, r.id, static_cast<uint32_t>(i)});
     if (r.kind == 2) {
       x.active_.insert(i);
       if (r.stopping) x.stopping_.insert(i);
       if (r.elastic) x.elastic_.insert(i);
-      x.ends_.push_back({r.end, r.id, static_cast<uint32_t>(i)});
+      ends.push_back({r.end, r.id, static_cast<uint32_t>(i)});
     }
   }
-  std::sort(x.pending_.begin(), x.pending_.end());
-  std::sort(x.ends_.begin(), x.ends_.end());
+  std::sort(pending.begin(), pending.end());
+  std::sort(ends.begin(), ends.end());
+  x.pending_.insert(pending.begin(), pending.end());
+  x.ends_.insert(ends.begin(), ends.end());
   x.nodes_.reserve(state.nodes.size());
   for (size_t i = 0; i < state.nodes.size(); ++i) {
     x.nodes_.push_back(Read(state.nodes[i]));
@@ -274,12 +276,15 @@ std::string StateIndex::Diff(const ClusterState& state) const {
   if (!(jobs_ == fresh.jobs_)) out.push_back("job records");
   if (job_pos_ != fresh.job_pos_) out.push_back("job positions");
   if (!(nodes_ == fresh.nodes_)) out.push_back("node records");
-  if (pending_ != fresh.pending_) out.push_back(StrCat("pending (", pending_.size(), " vs ", fresh.pending_.size(), ")"));
+  auto same = [](const auto& a, const auto& b) {  // positions too, which the order ignores
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) { return x == y; });
+  };
+  if (!same(pending_, fresh.pending_)) out.push_back(StrCat("pending (", pending_.size(), " vs ", fresh.pending_.size(), ")"));
   if (!(active_ == fresh.active_)) out.push_back("active");
   if (!(stopping_ == fresh.stopping_)) out.push_back("stopping");
   if (!(elastic_ == fresh.elastic_)) out.push_back("elastic");
   if (!(staying_ == fresh.staying_)) out.push_back("staying");
-  if (ends_ != fresh.ends_) out.push_back(StrCat("ends (", ends_.size(), " vs ", fresh.ends_.size(), ")"));
+  if (!same(ends_, fresh.ends_)) out.push_back(StrCat("ends (", ends_.size(), " vs ", fresh.ends_.size(), ")"));
   if (!(ready_free_ == fresh.ready_free_)) out.push_back("ready_free");
   if (!(booting_ == fresh.booting_)) out.push_back("booting");
   if (!(booting_free_ == fresh.booting_free_)) out.push_back("booting_free");

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "core/time.h"
 #include "model/cluster.h"
@@ -135,10 +136,10 @@ class StateIndex {
   std::string Diff(const ClusterState& state) const;
 
   // The reader's side, valid while synced.
-  const std::vector<Queued>& pending() const { return pending_; }
+  const absl::btree_set<Queued>& pending() const { return pending_; }
   // Starting, running and stopping jobs: by position, and by expected end.
   const PosSet& active() const { return active_; }
-  const std::vector<End>& ends() const { return ends_; }
+  const absl::btree_set<End>& ends() const { return ends_; }
   const PosSet& stopping() const { return stopping_; }
   const PosSet& elastic() const { return elastic_; }  // holding GPUs, and elastic
   // Nodes by what a pass looks for. A node may be in several.
@@ -193,9 +194,9 @@ class StateIndex {
   std::vector<uint32_t> touched_jobs_, touched_nodes_;
   const ClusterState* synced_ = nullptr;
 
-  std::vector<Queued> pending_;
+  absl::btree_set<Queued> pending_;
   PosSet active_;
-  std::vector<End> ends_;
+  absl::btree_set<End> ends_;
   PosSet stopping_, elastic_;
   PosSet ready_free_, booting_, booting_free_, noticed_, idle_, staying_;
   std::vector<int> live_, staying_count_;

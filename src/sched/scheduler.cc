@@ -121,6 +121,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       snap_pos = std::move(both);
     }
     pool_of.reserve(snap_pos.size());
+    snap.reserve(snap_pos.size());
     for (size_t p : snap_pos) {
       const Node& n = state.nodes[p];
       snap.AddNode(n.id, n.pool, n.gpus, n.free_gpus);
@@ -134,6 +135,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     auto by_id = [](const Node* a, const Node* b) { return a->id < b->id; };
     if (!std::is_sorted(nodes.begin(), nodes.end(), by_id)) std::sort(nodes.begin(), nodes.end(), by_id);
     pool_of.reserve(nodes.size());
+    snap.reserve(nodes.size());
     for (const Node* n : nodes) {
       if (placeable(*n)) {
         snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
@@ -209,7 +211,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   std::vector<Release> sorted;
   // With an index, releases come in time order without a heap: the jobs by
   // expected end, merged with the joining nodes by the time they join.
-  size_t next_end = 0;
+  std::optional<absl::btree_set<model::StateIndex::End>::const_iterator> next_end;
   std::optional<std::vector<std::pair<Timestamp, size_t>>> joins;  // (time, node position), sorted
   size_t next_join = 0;
   auto indexed_release_at = [&](size_t i) -> const Release* {
@@ -221,14 +223,16 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       }
     }
     const auto& ends = idx->ends();
-    while (sorted.size() <= i && (next_end < ends.size() || next_join < joins->size())) {
-      const Timestamp end_at = next_end < ends.size() ? std::max(ends[next_end].at, now) : kInfiniteFuture;
+    if (!next_end) next_end = ends.begin();
+    auto& e = *next_end;
+    while (sorted.size() <= i && (e != ends.end() || next_join < joins->size())) {
+      const Timestamp end_at = e != ends.end() ? std::max(e->at, now) : kInfiniteFuture;
       if (next_join < joins->size() && (*joins)[next_join].first <= end_at) {
         const auto [at, p] = (*joins)[next_join++];
         sorted.push_back({at, extra_slot(p), state.nodes[p].gpus});
         continue;
       }
-      const Job& j = state.jobs[ends[next_end++].pos];
+      const Job& j = state.jobs[(e++)->pos];
       for (const auto& sh : j.alloc) {
         if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
         const int p = idx->NodePos(sh.node);

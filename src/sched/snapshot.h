@@ -72,6 +72,8 @@ class CapacitySnapshot {
   // slot. Inside a Fork the node is removed again when the fork is reverted.
   int AddNode(model::NodeId id, int pool, int gpus, int free);
 
+  // Room for `n` nodes, so that adding them does not reallocate.
+  void reserve(size_t n) { nodes_.reserve(n); }
   int size() const { return static_cast<int>(nodes_.size()); }
   model::NodeId id(int slot) const { return nodes_[slot].id; }
   int pool(int slot) const { return nodes_[slot].pool; }
