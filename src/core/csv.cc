@@ -1,6 +1,7 @@
 #include "core/csv.h"
 #include "core/strings.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -94,14 +95,14 @@ int CsvReader::Column(std::string_view name) const {
   return -1;
 }
 
-Result<std::optional<std::vector<std::string_view>>> CsvReader::Next() {
-  if (!ReadLine()) return std::optional<std::vector<std::string_view>>();
+Result<const std::vector<std::string_view>*> CsvReader::Next() {
+  if (!ReadLine()) return nullptr;
   TIDE_RETURN_IF_ERROR(Split());
   if (!header_.empty() && fields_.size() != header_.size()) {
     return LineError(StrCat("expected ", header_.size(), " fields (", StrJoin(header_, ","),
                                   "), found ", fields_.size()));
   }
-  return std::optional<std::vector<std::string_view>>(fields_);
+  return &fields_;
 }
 
 Status CsvReader::FieldError(std::string_view field, std::string_view what) const {
@@ -138,9 +139,17 @@ Result<double> CsvReader::Double(std::string_view field, std::string_view value)
 }
 
 Result<bool> CsvReader::Bool(std::string_view field, std::string_view value) const {
-  std::string v = ToLower(value);
-  if (v == "1" || v == "true" || v == "yes" || v == "y") return true;
-  if (v == "0" || v == "false" || v == "no" || v == "n" || v.empty()) return false;
+  // Compared without case and without a copy: traces have a flag or three on every row.
+  auto is = [&](std::string_view word) {
+    if (value.size() != word.size()) return false;
+    for (size_t i = 0; i < word.size(); ++i) {
+      const char c = value[i] >= 'A' && value[i] <= 'Z' ? static_cast<char>(value[i] - 'A' + 'a') : value[i];
+      if (c != word[i]) return false;
+    }
+    return true;
+  };
+  if (is("1") || is("true") || is("yes") || is("y")) return true;
+  if (is("0") || is("false") || is("no") || is("n") || value.empty()) return false;
   return FieldError(field, StrCat("expected true/false, got '", value, "'"));
 }
 

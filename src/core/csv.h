@@ -33,9 +33,10 @@ class CsvReader {
   // Index of a header column, or -1.
   int Column(std::string_view name) const;
 
-  // The next data row, std::nullopt at the end. InvalidArgument on a row whose
-  // field count differs from the header's.
-  Result<std::optional<std::vector<std::string_view>>> Next();
+  // The next data row, nullptr at the end. InvalidArgument on a row whose
+  // field count differs from the header's. The fields are views into the
+  // reader's line, valid until the next call.
+  Result<const std::vector<std::string_view>*> Next();
 
   const std::string& name() const { return name_; }
   int64_t line() const { return line_; }

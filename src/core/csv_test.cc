@@ -115,12 +115,12 @@ TEST(CsvReaderTest, SkipsBlankAndCommentLinesButCountsThem) {
   EXPECT_THAT(csv.header(), ElementsAre("a", "b"));
 
   auto r1 = csv.Next();
-  ASSERT_TRUE(r1.ok() && r1->has_value());
+  ASSERT_TRUE(r1.ok() && (*r1 != nullptr));
   EXPECT_THAT(**r1, ElementsAre("1", "2"));
   EXPECT_EQ(csv.line(), 4);
 
   auto r2 = csv.Next();
-  ASSERT_TRUE(r2.ok() && r2->has_value());
+  ASSERT_TRUE(r2.ok() && (*r2 != nullptr));
   EXPECT_THAT(**r2, ElementsAre("3", "4"));
   EXPECT_EQ(csv.line(), 8);
 
@@ -144,11 +144,11 @@ TEST(CsvReaderTest, EndIsStable) {
   CsvReader csv(&in, "e.csv");
   ASSERT_TRUE(csv.ReadHeader().ok());
   auto r = csv.Next();
-  ASSERT_TRUE(r.ok() && r->has_value());
+  ASSERT_TRUE(r.ok() && (*r != nullptr));
   for (int i = 0; i < 3; ++i) {
     auto end = csv.Next();
     ASSERT_TRUE(end.ok());
-    EXPECT_FALSE(end->has_value());
+    EXPECT_EQ(*end, nullptr);
   }
 }
 
@@ -212,7 +212,7 @@ class CsvTypedTest : public ::testing::Test {
     in_.str("a\n\n\n\n\n\n1\n");
     ASSERT_TRUE(csv_.ReadHeader().ok());
     auto r = csv_.Next();
-    ASSERT_TRUE(r.ok() && r->has_value());
+    ASSERT_TRUE(r.ok() && (*r != nullptr));
     ASSERT_EQ(csv_.line(), 7);
   }
   std::istringstream in_;
@@ -329,7 +329,7 @@ TEST(CsvReaderOpenTest, ReadsAFileAndNamesItInErrors) {
   ASSERT_TRUE(csv.ReadHeader().ok());
   EXPECT_THAT(csv.header(), ElementsAre("a", "b"));
   auto row = csv.Next();
-  ASSERT_TRUE(row.ok() && row->has_value());
+  ASSERT_TRUE(row.ok() && (*row != nullptr));
   EXPECT_THAT(**row, ElementsAre("1", "2"));
   auto bad = csv.Next();
   ASSERT_FALSE(bad.ok());

@@ -19,6 +19,11 @@ const std::vector<std::string>& KnownColumns() {
   return *cols;
 }
 
+// The known columns, in the order of KnownColumns().
+enum Known : int {
+  kJobId, kSubmitTime, kRuntime, kGpus, kGpusPerWorker, kWorkers, kPriority, kPreemptible, kProtected, kTeam, kMinWorkers, kMaxWorkers, kAsync, kIoBoundWorkers, kLoad, kTrainUtil, kEvalShare, kCheckpointInterval, kCheckpointCost, kDataRegion, kDataGb, kOutputGb, kSlice
+};
+
 class NativeReader final : public TraceReader {
  public:
   NativeReader(std::unique_ptr<CsvReader> csv, TraceOptions options) : csv_(std::move(csv)), options_(options) {
@@ -34,13 +39,13 @@ class NativeReader final : public TraceReader {
                                             StrJoin(KnownColumns(), ", ")));
       }
     }
-    if (Col("submit_time") < 0) return csv_->LineError("missing column 'submit_time'");
-    if (Col("runtime") < 0) return csv_->LineError("missing column 'runtime'");
-    const bool split = Col("gpus_per_worker") >= 0 || Col("workers") >= 0;
-    if (Col("gpus") < 0 && !(Col("gpus_per_worker") >= 0 && Col("workers") >= 0)) {
+    if (Col(kSubmitTime) < 0) return csv_->LineError("missing column 'submit_time'");
+    if (Col(kRuntime) < 0) return csv_->LineError("missing column 'runtime'");
+    const bool split = Col(kGpusPerWorker) >= 0 || Col(kWorkers) >= 0;
+    if (Col(kGpus) < 0 && !(Col(kGpusPerWorker) >= 0 && Col(kWorkers) >= 0)) {
       return csv_->LineError("give the GPUs as a column 'gpus', or as 'gpus_per_worker' and 'workers'");
     }
-    if (split && !(Col("gpus_per_worker") >= 0 && Col("workers") >= 0)) {
+    if (split && !(Col(kGpusPerWorker) >= 0 && Col(kWorkers) >= 0)) {
       return csv_->LineError("'gpus_per_worker' and 'workers' go together");
     }
     return OkStatus();
@@ -50,16 +55,16 @@ class NativeReader final : public TraceReader {
     TIDE_ASSIGN_OR_RETURN(auto row, csv_->Next());
     if (!row) return std::optional<model::JobSpec>();
     const auto& f = *row;
-    auto get = [&](std::string_view name) -> std::string_view {
-      const int c = Col(name);
+    auto get = [&](Known k) -> std::string_view {
+      const int c = Col(k);
       return c < 0 ? std::string_view() : f[c];
     };
     model::JobSpec job = NewJob(options_);
-    job.name = std::string(get("job_id"));
+    job.name = std::string(get(kJobId));
     if (job.name.empty()) job.name = StrCat("line", csv_->line());
 
     // submit_time: seconds since the trace start, or an ISO-8601 instant.
-    const std::string_view submit = get("submit_time");
+    const std::string_view submit = get(kSubmitTime);
     if (Contains(submit, "-")) {
       auto t = ParseTimestamp(submit);
       if (!t.ok()) return csv_->FieldError("submit_time", Message(t.status()));
@@ -79,7 +84,7 @@ class NativeReader final : public TraceReader {
     }
     last_submit_ = job.submit;
 
-    const std::string_view runtime = get("runtime");
+    const std::string_view runtime = get(kRuntime);
     auto rt = ParseDuration(runtime);
     if (!rt.ok()) {
       auto d = csv_->Double("runtime", runtime);  // "3600.0"
@@ -91,9 +96,9 @@ class NativeReader final : public TraceReader {
     }
     job.runtime = *rt;
 
-    if (Col("gpus_per_worker") >= 0) {
-      TIDE_ASSIGN_OR_RETURN(int64_t g, csv_->Int("gpus_per_worker", get("gpus_per_worker")));
-      TIDE_ASSIGN_OR_RETURN(int64_t w, csv_->Int("workers", get("workers")));
+    if (Col(kGpusPerWorker) >= 0) {
+      TIDE_ASSIGN_OR_RETURN(int64_t g, csv_->Int("gpus_per_worker", get(kGpusPerWorker)));
+      TIDE_ASSIGN_OR_RETURN(int64_t w, csv_->Int("workers", get(kWorkers)));
       if (g < 1 || g > kMaxGpusPerJob) {
         return csv_->FieldError("gpus_per_worker", StrCat("must be between 1 and ", kMaxGpusPerJob, ", got ", g));
       }
@@ -103,14 +108,14 @@ class NativeReader final : public TraceReader {
       }
       job.gpus_per_worker = static_cast<int>(g);
       job.workers = static_cast<int>(w);
-      if (Col("gpus") >= 0 && !get("gpus").empty()) {
-        TIDE_ASSIGN_OR_RETURN(int64_t total, csv_->Int("gpus", get("gpus")));
+      if (Col(kGpus) >= 0 && !get(kGpus).empty()) {
+        TIDE_ASSIGN_OR_RETURN(int64_t total, csv_->Int("gpus", get(kGpus)));
         if (total != g * w) {
           return csv_->FieldError("gpus", StrCat(total, " does not equal gpus_per_worker x workers = ", g * w));
         }
       }
     } else {
-      TIDE_ASSIGN_OR_RETURN(int64_t total, csv_->Int("gpus", get("gpus")));
+      TIDE_ASSIGN_OR_RETURN(int64_t total, csv_->Int("gpus", get(kGpus)));
       if (total < 1 || total > kMaxGpusPerJob) {
         return csv_->FieldError("gpus", StrCat("must be between 1 and ", kMaxGpusPerJob, ", got ", total));
       }
@@ -119,7 +124,7 @@ class NativeReader final : public TraceReader {
 
     const model::ClusterSpec& spec = *options_.spec;
     job.priority_class = spec.default_priority_class;
-    if (const auto pc = get("priority"); !pc.empty()) {
+    if (const auto pc = get(kPriority); !pc.empty()) {
       const int idx = spec.PriorityClassIndex(pc);
       if (idx < 0) {
         std::vector<std::string> names;
@@ -132,13 +137,13 @@ class NativeReader final : public TraceReader {
     const auto& cls = spec.priority_classes[job.priority_class];
     job.preemptible = cls.preemptible;
     job.is_protected = cls.protect;
-    if (const auto v = get("preemptible"); !v.empty()) {
+    if (const auto v = get(kPreemptible); !v.empty()) {
       TIDE_ASSIGN_OR_RETURN(job.preemptible, csv_->Bool("preemptible", v));
     }
-    if (const auto v = get("protected"); !v.empty()) {
+    if (const auto v = get(kProtected); !v.empty()) {
       TIDE_ASSIGN_OR_RETURN(job.is_protected, csv_->Bool("protected", v));
     }
-    job.team = std::string(get("team"));
+    job.team = std::string(get(kTeam));
     TIDE_RETURN_IF_ERROR(ReadOptional(get, &job));
     return std::optional<model::JobSpec>(std::move(job));
   }
@@ -149,43 +154,47 @@ class NativeReader final : public TraceReader {
   // The optional columns; empty cells keep the defaults.
   template <typename Get>
   Status ReadOptional(const Get& get, model::JobSpec* job) const {
-    auto count = [&](std::string_view name, int* out) -> Status {
-      const auto v = get(name);
+    auto count = [&](Known k, int* out) -> Status {
+      const std::string_view name = KnownColumns()[k];
+      const auto v = get(k);
       if (v.empty()) return OkStatus();
       TIDE_ASSIGN_OR_RETURN(int64_t n, csv_->Int(name, v));
       if (n < 0 || n > (1 << 20)) return csv_->FieldError(name, "must be between 0 and 1048576");
       *out = static_cast<int>(n);
       return OkStatus();
     };
-    auto share = [&](std::string_view name, double* out) -> Status {
-      const auto v = get(name);
+    auto share = [&](Known k, double* out) -> Status {
+      const std::string_view name = KnownColumns()[k];
+      const auto v = get(k);
       if (v.empty()) return OkStatus();
       TIDE_ASSIGN_OR_RETURN(double x, csv_->Double(name, v));
       if (x < 0 || x > 1) return csv_->FieldError(name, "must be between 0 and 1");
       *out = x;
       return OkStatus();
     };
-    auto duration = [&](std::string_view name, Duration* out) -> Status {
-      const auto v = get(name);
+    auto duration = [&](Known k, Duration* out) -> Status {
+      const std::string_view name = KnownColumns()[k];
+      const auto v = get(k);
       if (v.empty()) return OkStatus();
       auto d = ParseDuration(v);
       if (!d.ok() || d->count() < 0) return csv_->FieldError(name, "expected seconds or a duration like 30m");
       *out = *d;
       return OkStatus();
     };
-    TIDE_RETURN_IF_ERROR(count("min_workers", &job->min_workers));
-    TIDE_RETURN_IF_ERROR(count("max_workers", &job->max_workers));
-    TIDE_RETURN_IF_ERROR(count("io_bound_workers", &job->io_bound_workers));
-    if (const auto v = get("async"); !v.empty()) {
+    TIDE_RETURN_IF_ERROR(count(kMinWorkers, &job->min_workers));
+    TIDE_RETURN_IF_ERROR(count(kMaxWorkers, &job->max_workers));
+    TIDE_RETURN_IF_ERROR(count(kIoBoundWorkers, &job->io_bound_workers));
+    if (const auto v = get(kAsync); !v.empty()) {
       TIDE_ASSIGN_OR_RETURN(job->async, csv_->Bool("async", v));
     }
-    TIDE_RETURN_IF_ERROR(duration("load", &job->phases.load));
-    TIDE_RETURN_IF_ERROR(share("train_util", &job->phases.train_util));
-    TIDE_RETURN_IF_ERROR(share("eval_share", &job->phases.eval_share));
-    TIDE_RETURN_IF_ERROR(duration("checkpoint_interval", &job->checkpoint.interval));
-    job->data_region = std::string(get("data_region"));
-    for (auto [name, out] : {std::pair{"data_gb", &job->data_gb}, {"output_gb", &job->output_gb}}) {
-      if (const auto v = get(name); !v.empty()) {
+    TIDE_RETURN_IF_ERROR(duration(kLoad, &job->phases.load));
+    TIDE_RETURN_IF_ERROR(share(kTrainUtil, &job->phases.train_util));
+    TIDE_RETURN_IF_ERROR(share(kEvalShare, &job->phases.eval_share));
+    TIDE_RETURN_IF_ERROR(duration(kCheckpointInterval, &job->checkpoint.interval));
+    job->data_region = std::string(get(kDataRegion));
+    for (auto [k, out] : {std::pair{kDataGb, &job->data_gb}, {kOutputGb, &job->output_gb}}) {
+      const std::string_view name = KnownColumns()[k];
+      if (const auto v = get(k); !v.empty()) {
         TIDE_ASSIGN_OR_RETURN(*out, csv_->Double(name, v));
         if (*out < 0) return csv_->FieldError(name, "must be >= 0");
       }
@@ -194,8 +203,8 @@ class NativeReader final : public TraceReader {
         options_.spec->RegionIndex(job->data_region) < 0) {
       return csv_->FieldError("data_region", StrCat("no region named '", job->data_region, "' in the configuration"));
     }
-    TIDE_RETURN_IF_ERROR(duration("checkpoint_cost", &job->checkpoint.cost));
-    if (const auto v = get("slice"); !v.empty()) {
+    TIDE_RETURN_IF_ERROR(duration(kCheckpointCost, &job->checkpoint.cost));
+    if (const auto v = get(kSlice); !v.empty()) {
       job->slice = std::string(v);
       job->slice_units = model::SliceUnits(v);
       if (job->slice_units == 0) {
@@ -218,13 +227,8 @@ class NativeReader final : public TraceReader {
   }
 
  private:
-  int Col(std::string_view name) const {
-    const auto& k = KnownColumns();
-    for (size_t i = 0; i < k.size(); ++i) {
-      if (k[i] == name) return col_[i];
-    }
-    return -1;
-  }
+  // The column of a known one in this file, or -1.
+  int Col(Known k) const { return col_[k]; }
 
   std::unique_ptr<CsvReader> csv_;
   TraceOptions options_;
