@@ -77,9 +77,35 @@ struct PassContext {
   // and stopping jobs give back within the release lookahead.
   std::unique_ptr<sched::CapacitySnapshot> snap;
   sched::SliceSnapshot slices;  // partly used MIG GPUs, beside `snap`
-  sched::SlotIndex slot_of;
-  // The node in each slot of `snap` (nullptr: a node not bought yet).
-  std::vector<const model::Node*> node_at;
+
+  // The slot of node `id` in `snap`, or -1 if the what-if does not hold it.
+  // With an index the what-if is sparse (BuildCoverage): a node's slot is its
+  // position, and a node no step has touched yet is filled in when first
+  // asked for (which is why `snap` is a pointer a const context may change).
+  int SlotOf(model::NodeId id) const;
+  // The node in a slot of `snap` (nullptr: a node not bought yet).
+  const model::Node* NodeAt(int slot) const {
+    if (sparse_) return static_cast<size_t>(slot) < state.nodes.size() ? &state.nodes[slot] : nullptr;
+    return node_at_[slot];
+  }
+  // Adds node `id` to a dense what-if (not sparse) at the next slot.
+  void AddToWhatIf(const model::Node* n, int slot) {
+    slot_of_.Add(n->id, slot);
+    node_at_.push_back(n);
+  }
+  void AddTemplateToWhatIf() { node_at_.push_back(nullptr); }
+  // Makes the what-if sparse over the index's positions; `leaving` (the
+  // nodes taken out before it was built) stay out.
+  void MakeSparse(IdSet leaving) {
+    sparse_ = true;
+    excluded_ = std::move(leaving);
+  }
+  bool sparse() const { return sparse_; }
+  // Whether a node of the index at `pos` is in the sparse what-if.
+  bool InSparseWhatIf(size_t pos) const {
+    return index->staying().contains(pos) && !excluded_.contains(index->node(pos).id);
+  }
+  const sched::SlotIndex& slot_index() const { return slot_of_; }
 
   // Pending jobs that still need capacity after the what-if (in queue order).
   std::vector<Demand> demands;
@@ -107,7 +133,23 @@ struct PassContext {
 
  private:
   mutable absl::flat_hash_map<model::JobId, const model::Job*> jobs_;
+  // The dense what-if's node index (without a state index).
+  sched::SlotIndex slot_of_;
+  std::vector<const model::Node*> node_at_;
+  bool sparse_ = false;
+  IdSet excluded_;
 };
+
+inline int PassContext::SlotOf(model::NodeId id) const {
+  if (!sparse_) return slot_of_.Find(id);
+  const int pos = index->NodePos(id);
+  if (pos < 0 || !InSparseWhatIf(static_cast<size_t>(pos))) return -1;
+  if (snap->absent(pos)) {
+    const auto& n = index->node(static_cast<size_t>(pos));
+    snap->Materialize(pos, n.id, n.pool, n.gpus, n.free);
+  }
+  return pos;
+}
 
 }  // namespace tide::autoscale
 

@@ -100,21 +100,24 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
 
   ctx->snap = std::make_unique<sched::CapacitySnapshot>(num_pools, std::max(1, spec.MaxGpusPerNode()));
   sched::CapacitySnapshot& snap = *ctx->snap;
-  ctx->slot_of.clear();
-  ctx->node_at.clear();
   const model::StateIndex* x = ctx->index;
-  if (x != nullptr) {
-    // Ready and booting nodes without notice, in id order, from the index's
-    // compact records.
-    snap.reserve(x->staying().size());
-    ctx->slot_of.reserve(x->staying().size());
-    ctx->node_at.reserve(x->staying().size());
-    x->staying().ForEach([&](size_t pos) {
+  const bool any_mig =
+      std::any_of(spec.pools.begin(), spec.pools.end(), [](const model::NodePool& p) { return p.mig.enabled(); });
+  if (x != nullptr && !any_mig) {
+    // Sparse: every node has a slot at its position, and only the ready and
+    // booting ones without notice that have a GPU free are filled in now; a
+    // busy one is filled in when a step first asks for it (PassContext::
+    // SlotOf). Slots stay in id order, so best fit chooses as it would among
+    // them all, and a full node could hold nothing anyway.
+    ctx->MakeSparse(ctx->leaving);
+    snap.AddAbsent(static_cast<int>(state.nodes.size()));
+    auto fill = [&](size_t pos) {
+      if (!ctx->InSparseWhatIf(pos)) return;
       const auto& n = x->node(pos);
-      if (ctx->leaving.contains(n.id)) return;
-      ctx->slot_of.Add(n.id, snap.AddNode(n.id, n.pool, n.gpus, n.free));
-      ctx->node_at.push_back(&state.nodes[pos]);
-    });
+      snap.Materialize(static_cast<int>(pos), n.id, n.pool, n.gpus, n.free);
+    };
+    x->ready_free().ForEach(fill);
+    x->booting_free().ForEach(fill);
   } else {
     std::vector<const model::Node*> usable;
     for (const auto& n : state.nodes) {
@@ -124,18 +127,14 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     auto by_id = [](const model::Node* a, const model::Node* b) { return a->id < b->id; };
     if (!std::is_sorted(usable.begin(), usable.end(), by_id)) std::sort(usable.begin(), usable.end(), by_id);
     snap.reserve(usable.size());
-    ctx->slot_of.reserve(usable.size());
-    for (const auto* n : usable) {
-      ctx->slot_of.Add(n->id, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));
-      ctx->node_at.push_back(n);
-    }
+    for (const auto* n : usable) ctx->AddToWhatIf(n, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));
   }
   // Nodes this pass already buys (scheduled pre-warm) count as booting.
   model::NodeId template_id = -1000000;
   for (int p = 0; p < num_pools; ++p) {
     for (int k = 0; k < ctx->extra_nodes[p]; ++k) {
       snap.AddNode(template_id--, p, spec.pools[p].type.gpus, spec.pools[p].type.gpus);
-      ctx->node_at.push_back(nullptr);
+      ctx->AddTemplateToWhatIf();
     }
   }
 
@@ -146,7 +145,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     ctx->freeing.insert(j.id);
     for (const auto& sh : j.alloc) {
       if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-      if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
+      if (const int slot = ctx->SlotOf(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
     }
   };
   if (x != nullptr) {
@@ -188,7 +187,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     }
   }
 
-  ctx->slices.AddFrom(state, ctx->slot_of);
+  ctx->slices.AddFrom(state, ctx->slot_index());  // MIG pools only: never sparse
 
   // Pending jobs that already fit need nothing bought. Only the jobs that are
   // placed or hold slices are read here: the rest is in their demands. What

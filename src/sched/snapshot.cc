@@ -37,6 +37,22 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
   return slot;
 }
 
+void CapacitySnapshot::AddAbsent(int count) {
+  nodes_.resize(nodes_.size() + static_cast<size_t>(std::max(0, count)), NodeEntry{kAbsentId, 0, 0, 0});
+}
+
+void CapacitySnapshot::Materialize(int slot, model::NodeId id, int pool, int gpus, int free) {
+  assert(absent(slot) && pool >= 0 && pool < num_pools_ && gpus <= max_level_ && free >= 0 && free <= gpus);
+  nodes_[slot] = {id, pool, gpus, free};
+  if (free > 0) {
+    levels_[pool * (max_level_ + 1) + free].insert(slot);
+    CountSlots(pool, free, +1);
+  }
+  nonempty_pools_ |= PoolBit(pool);
+  total_free_ += free;
+  pool_free_[pool] += free;
+}
+
 void CapacitySnapshot::SetFree(int slot, int value) {
   NodeEntry& n = nodes_[slot];
   assert(value >= 0 && value <= n.gpus);

@@ -72,6 +72,16 @@ class CapacitySnapshot {
   // slot. Inside a Fork the node is removed again when the fork is reverted.
   int AddNode(model::NodeId id, int pool, int gpus, int free);
 
+  // Appends `count` absent slots: places for nodes that a caller fills in
+  // only if it needs them (Materialize). An absent slot holds nothing and is
+  // never chosen. A pass over a large cluster gives its nodes slots in id
+  // order this way without reading the many it never touches.
+  void AddAbsent(int count);
+  bool absent(int slot) const { return nodes_[slot].id == kAbsentId; }
+  // Fills absent slot `slot` with a node, as AddNode would have. It is not
+  // undone by a fork: it only says what is there.
+  void Materialize(int slot, model::NodeId id, int pool, int gpus, int free);
+
   // Room for `n` nodes, so that adding them does not reallocate.
   void reserve(size_t n) { nodes_.reserve(n); }
   int size() const { return static_cast<int>(nodes_.size()); }
@@ -131,6 +141,7 @@ class CapacitySnapshot {
     int gpus;
     int free;
   };
+  static constexpr model::NodeId kAbsentId = INT64_MIN;
   struct Change {
     int slot;
     int old_free;

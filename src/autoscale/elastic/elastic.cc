@@ -37,7 +37,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     x->ready_free().ForEach([&](size_t pos) {
       const auto& n = x->node(pos);
       if (n.noticed || ctx.leaving.contains(n.id)) return;
-      if (const int slot = ctx.slot_of.Find(n.id); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
+      if (const int slot = ctx.SlotOf(n.id); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
         slots.push_back(slot);
       }
     });
@@ -48,7 +48,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     if (n.free_gpus <= 0 || n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) {
       continue;
     }
-    if (const int slot = ctx.slot_of.Find(n.id); slot >= 0 && FreeNow(ctx, n, slot) > 0) slots.push_back(slot);
+    if (const int slot = ctx.SlotOf(n.id); slot >= 0 && FreeNow(ctx, n, slot) > 0) slots.push_back(slot);
   }
   if (!std::is_sorted(slots.begin(), slots.end())) std::sort(slots.begin(), slots.end());
   return slots;
@@ -75,7 +75,7 @@ int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int w
   {
     sched::CapacitySnapshot::Fork hide(&snap);
     for (int s : slots) {
-      const int now_free = FreeNow(*ctx, *ctx->node_at[s], s);
+      const int now_free = FreeNow(*ctx, *ctx->NodeAt(s), s);
       if (snap.free(s) > now_free) snap.Take(s, snap.free(s) - std::max(0, now_free));
     }
     placed = snap.PlaceOnSlots(slots, g, workers, &shares);
@@ -99,7 +99,7 @@ std::vector<model::NodeShare> RemoveWorkers(PassContext* ctx, const Job& j, int 
     if (count == 0) break;
     const int k = std::min(count, sh.workers);
     out.push_back({sh.node, k});
-    if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) ctx->snap->Give(slot, k * j.spec.gpus_per_worker);
+    if (const int slot = ctx->SlotOf(sh.node); slot >= 0) ctx->snap->Give(slot, k * j.spec.gpus_per_worker);
     count -= k;
   }
   return out;
@@ -261,7 +261,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
       std::vector<model::NodeShare> removed;
       int can = j.Workers() - j.spec.MinWorkers();
       for (const auto& sh : j.alloc) {
-        const int slot = ctx->slot_of.Find(sh.node);
+        const int slot = ctx->SlotOf(sh.node);
         if (can == 0 || slot < 0 || !(d.pools & sched::PoolBit(snap.pool(slot)))) continue;
         int k = 0;
         while (k < std::min(can, sh.workers) && snap.Slots(d.pools, g) < w) {
@@ -314,7 +314,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     std::vector<int> slots;
     for (int s : EligibleSlots(*ctx, ready, *j)) {
       const bool reserved = ctx->spec.pools[snap.pool(s)].tier == model::Tier::kReserved;
-      const model::Node* n = ctx->node_at[s];
+      const model::Node* n = ctx->NodeAt(s);
       if (reserved || !n->idle()) slots.push_back(s);
     }
     std::vector<sched::SlotShare> shares;

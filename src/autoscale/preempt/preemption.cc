@@ -39,7 +39,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     if (ctx->freeing.contains(j.id)) continue;
     sched::PoolMask pools = 0;
     for (const auto& sh : j.alloc) {
-      if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) pools |= sched::PoolBit(snap.pool(slot));
+      if (const int slot = ctx->SlotOf(sh.node); slot >= 0) pools |= sched::PoolBit(snap.pool(slot));
     }
     if (pools == 0) continue;
     all.push_back({&j, model::UnsavedWorkOf(ctx->state, j, ctx->now), j.priority, pools});
@@ -85,7 +85,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     const int g = d.gpus_per_worker, w = d.min_workers;
     auto give = [&](const Job* v, int sign) {
       for (const auto& sh : v->alloc) {
-        if (const int slot = ctx->slot_of.Find(sh.node); slot >= 0) {
+        if (const int slot = ctx->SlotOf(sh.node); slot >= 0) {
           const int gpus = sh.workers * v->spec.gpus_per_worker;
           if (sign > 0) {
             snap.Give(slot, gpus);

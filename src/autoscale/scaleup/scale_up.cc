@@ -311,6 +311,14 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   // those of every round (new nodes have negative ids until they exist).
   if (committed) {
     for (int s = 0; s < snap.size(); ++s) {
+      if (snap.absent(s)) {
+        // A node of a sparse what-if no step touched: as it is in the state.
+        if (static_cast<size_t>(s) < ctx->state.nodes.size() && ctx->InSparseWhatIf(s)) {
+          const auto& n = ctx->index->node(s);
+          if (n.free < n.gpus) ctx->needed.insert(n.id);
+        }
+        continue;
+      }
       if (snap.id(s) >= 0 && snap.free(s) < snap.gpus(s)) ctx->needed.insert(snap.id(s));
     }
   }
