@@ -48,7 +48,14 @@ struct PassContext {
   // running, stopping) in snapshot order: components that look only at the
   // latter walk them, not a queue of 100,000.
   std::vector<const model::Job*> pending;
-  std::vector<const model::Job*> active;
+  const std::vector<const model::Job*>& active() const {
+    if (!active_known_ && index != nullptr) {
+      active_.reserve(index->active().size());
+      index->active().ForEach([&](size_t pos) { active_.push_back(&state.jobs[pos]); });
+      active_known_ = true;
+    }
+    return active_;
+  }
   // The elastic ones of `active`, in the same order.
   std::vector<const model::Job*> elastic;
   // The driver's state index, if it has one synced with the state
@@ -83,6 +90,8 @@ struct PassContext {
   // position, and a node no step has touched yet is filled in when first
   // asked for (which is why `snap` is a pointer a const context may change).
   int SlotOf(model::NodeId id) const;
+  // The same for the node at position `pos` of the state.
+  int SlotAt(size_t pos) const;
   // The node in a slot of `snap` (nullptr: a node not bought yet).
   const model::Node* NodeAt(int slot) const {
     if (sparse_) return static_cast<size_t>(slot) < state.nodes.size() ? &state.nodes[slot] : nullptr;
@@ -133,6 +142,11 @@ struct PassContext {
 
  private:
   mutable absl::flat_hash_map<model::JobId, const model::Job*> jobs_;
+  // The jobs that hold GPUs: listed by IndexState's scan, or from the index
+  // when first asked (most passes never ask).
+  mutable std::vector<const model::Job*> active_;
+  mutable bool active_known_ = false;
+  friend void IndexState(PassContext* ctx);
   // The dense what-if's node index (without a state index).
   sched::SlotIndex slot_of_;
   std::vector<const model::Node*> node_at_;
@@ -140,15 +154,21 @@ struct PassContext {
   IdSet excluded_;
 };
 
+inline int PassContext::SlotAt(size_t pos) const {
+  if (!sparse_) return slot_of_.Find(state.nodes[pos].id);
+  if (!InSparseWhatIf(pos)) return -1;
+  const int slot = static_cast<int>(pos);
+  if (snap->absent(slot)) {
+    const auto& n = index->node(pos);
+    snap->Materialize(slot, n.id, n.pool, n.gpus, n.free);
+  }
+  return slot;
+}
+
 inline int PassContext::SlotOf(model::NodeId id) const {
   if (!sparse_) return slot_of_.Find(id);
   const int pos = index->NodePos(id);
-  if (pos < 0 || !InSparseWhatIf(static_cast<size_t>(pos))) return -1;
-  if (snap->absent(pos)) {
-    const auto& n = index->node(static_cast<size_t>(pos));
-    snap->Materialize(pos, n.id, n.pool, n.gpus, n.free);
-  }
-  return pos;
+  return pos < 0 ? -1 : SlotAt(static_cast<size_t>(pos));
 }
 
 }  // namespace tide::autoscale

@@ -38,9 +38,8 @@ void IndexState(PassContext* ctx) {
     // The same facts, without a scan: pending jobs come in queue order.
     const std::vector<model::Job>& jobs = ctx->state.jobs;
     for (int p = 0; p < num_pools; ++p) ctx->live[p] = x->live(p);
-    ctx->active.clear();
-    ctx->active.reserve(x->active().size());
-    x->active().ForEach([&](size_t pos) { ctx->active.push_back(&jobs[pos]); });
+    ctx->active_.clear();
+    ctx->active_known_ = false;  // listed when first asked
     ctx->elastic.clear();
     x->elastic().ForEach([&](size_t pos) { ctx->elastic.push_back(&jobs[pos]); });
     ctx->pending.clear();
@@ -65,18 +64,19 @@ void IndexState(PassContext* ctx) {
   std::vector<Demand> demands;
   keys.reserve(jobs.size());
   demands.reserve(jobs.size());
-  ctx->active.clear();
+  ctx->active_.clear();
+  ctx->active_known_ = true;
   for (size_t n = 0; n < jobs.size(); ++n) {
     const model::Job& j = jobs[n];
     if (j.state == JobState::kPending) {
       keys.push_back(sched::QueueKey::Of(j, static_cast<uint32_t>(demands.size())));
       demands.push_back(Demand::For(&j, sched::EligiblePools(ctx->spec, j.spec), j.spec.workers));
     } else if (j.state != JobState::kCompleted) {
-      ctx->active.push_back(&j);
+      ctx->active_.push_back(&j);
     }
   }
   ctx->elastic.clear();
-  for (const model::Job* j : ctx->active) {
+  for (const model::Job* j : ctx->active_) {
     if (j->spec.elastic()) ctx->elastic.push_back(j);
   }
   const std::vector<uint32_t> order = sched::QueueOrder(keys);
@@ -172,7 +172,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
       }
     }
   } else {
-    for (const model::Job* jp : ctx->active) {
+    for (const model::Job* jp : ctx->active()) {
       const model::Job& j = *jp;
       bool freeing = j.state == JobState::kStopping || ctx->touched.contains(j.id);
       if (j.state == JobState::kRunning && !freeing && lookahead.count() > 0) {

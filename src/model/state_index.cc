@@ -119,6 +119,8 @@ void StateIndex::Leave(const NodeRec& r, size_t pos) {
 }
 
 void StateIndex::CountOutOfOrder() {
+  node_ids_.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) node_ids_[i] = nodes_[i].id;
   out_of_order_ = 0;
   for (size_t i = 1; i < nodes_.size(); ++i) out_of_order_ += nodes_[i].id <= nodes_[i - 1].id;
   ids_changed_ = false;
@@ -265,8 +267,8 @@ int64_t StateIndex::EverSlots(uint64_t pool_mask, int gpus_per_worker) const {
 }
 
 int StateIndex::NodePos(NodeId id) const {
-  auto it = std::lower_bound(nodes_.begin(), nodes_.end(), id, [](const NodeRec& r, NodeId x) { return r.id < x; });
-  return it != nodes_.end() && it->id == id ? static_cast<int>(it - nodes_.begin()) : -1;
+  auto it = std::lower_bound(node_ids_.begin(), node_ids_.end(), id);
+  return it != node_ids_.end() && *it == id ? static_cast<int>(it - node_ids_.begin()) : -1;
 }
 
 std::string StateIndex::Diff(const ClusterState& state) const {

@@ -190,6 +190,7 @@ class StateIndex {
   std::vector<JobRec> jobs_;
   absl::flat_hash_map<JobId, uint32_t> job_pos_;  // of the jobs read
   std::vector<NodeRec> nodes_;
+  std::vector<NodeId> node_ids_;  // nodes_[i].id, compact: NodePos searches it
   std::vector<uint8_t> job_touched_, node_touched_;
   std::vector<uint32_t> touched_jobs_, touched_nodes_;
   const ClusterState* synced_ = nullptr;

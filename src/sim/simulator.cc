@@ -752,13 +752,12 @@ void Simulator::MaybeFinishDrain(model::NodeId id, Timestamp now) {
 }
 
 void Simulator::RecordDisruption(Timestamp now) {
-  state_.recent_disruptions.push_back(now);
+  auto& recent = state_.recent_disruptions;
+  recent.push_back(now);
   ++result_.disruptions;
-  // Keep a day: no budget window is longer.
-  const Timestamp horizon = now - Hours(24);
-  while (!state_.recent_disruptions.empty() && state_.recent_disruptions.front() < horizon) {
-    state_.recent_disruptions.erase(state_.recent_disruptions.begin());
-  }
+  // Keep what the disruption budget looks back over: every pass reads them all.
+  const Timestamp horizon = now - std::max(policy_.autoscaler.budget.window, Seconds(1));
+  recent.erase(recent.begin(), std::find_if(recent.begin(), recent.end(), [&](Timestamp t) { return t >= horizon; }));
 }
 
 // The provider will reclaim the node at `kill`. What to do about it is the

@@ -24,6 +24,7 @@ namespace {
 // GPUs of a ready node's slot free now: unallocated in the live state and
 // not yet taken by a resize earlier in this pass.
 int FreeNow(const PassContext& ctx, const model::Node& n, int slot) {
+  if (ctx.taken_now.empty()) return n.free_gpus;
   const auto t = ctx.taken_now.find(slot);
   return n.free_gpus - (t == ctx.taken_now.end() ? 0 : t->second);
 }
@@ -37,7 +38,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     x->ready_free().ForEach([&](size_t pos) {
       const auto& n = x->node(pos);
       if (n.noticed || ctx.leaving.contains(n.id)) return;
-      if (const int slot = ctx.SlotOf(n.id); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
+      if (const int slot = ctx.SlotAt(pos); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
         slots.push_back(slot);
       }
     });

@@ -30,7 +30,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     sched::PoolMask pools;  // pools of the what-if's nodes it runs on
   };
   std::vector<Candidate> all;
-  for (const Job* jp : ctx->active) {
+  for (const Job* jp : ctx->active()) {
     const Job& j = *jp;
     if (j.state != JobState::kRunning || !j.spec.preemptible || j.spec.is_protected || j.spec.slice_units > 0) {
       continue;  // a slice rarely frees a whole GPU

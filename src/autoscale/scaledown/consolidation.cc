@@ -81,7 +81,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   }
   Timestamp movable_at = kInfiniteFuture;
   std::vector<size_t> on;  // the views a job has workers on; allocations are a few shares
-  for (const model::Job* jp : ctx->active) {
+  for (const model::Job* jp : ctx->active()) {
     const model::Job& j = *jp;
     if (j.alloc.empty()) continue;
     on.clear();

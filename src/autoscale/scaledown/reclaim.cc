@@ -36,7 +36,7 @@ void IdleReclaim::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     return !candidate(j) || !look(j, due);
   });
   if (!ordered) {
-    for (const model::Job* jp : ctx->active) {
+    for (const model::Job* jp : ctx->active()) {
       if (candidate(*jp)) look(*jp, m->NextBelowFor(jp->id, o_.below, o_.after, ctx->now));
     }
   }

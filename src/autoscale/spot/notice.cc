@@ -28,7 +28,7 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     Action stop;
     stop.kind = ActionKind::kEvacuate;
     stop.pool = n.pool;
-    for (const model::Job* jp : ctx->active) {
+    for (const model::Job* jp : ctx->active()) {
       const model::Job& j = *jp;
       if (j.state != model::JobState::kRunning || ctx->touched.contains(j.id)) continue;
       for (const auto& sh : j.alloc) {
