@@ -7,17 +7,52 @@
 
 namespace tide::sched {
 
+namespace {
+
+constexpr int kSharedQuotients = 64;  // nodes of up to this many GPUs use the shared table
+
+const int* SharedQuotients() {
+  static const std::vector<int> table = [] {
+    std::vector<int> t(static_cast<size_t>(kSharedQuotients + 1) * (kSharedQuotients + 1), 0);
+    for (int f = 0; f <= kSharedQuotients; ++f) {
+      for (int g = 1; g <= kSharedQuotients; ++g) t[static_cast<size_t>(f) * (kSharedQuotients + 1) + g] = f / g;
+    }
+    return t;
+  }();
+  return table.data();
+}
+
+}  // namespace
+
 CapacitySnapshot::CapacitySnapshot(int num_pools, int max_gpus_per_node)
     : num_pools_(num_pools),
       max_level_(max_gpus_per_node),
-      levels_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1)),
+      level_meta_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1)),
       slots_(static_cast<size_t>(num_pools) * (max_gpus_per_node + 1), 0),
       pool_free_(num_pools, 0) {
   assert(num_pools <= kMaxPools);
-  quotient_.assign(static_cast<size_t>(max_level_ + 1) * (max_level_ + 1), 0);
-  for (int f = 0; f <= max_level_; ++f) {
-    for (int g = 1; g <= max_level_; ++g) quotient_[static_cast<size_t>(f) * (max_level_ + 1) + g] = f / g;
+  if (max_level_ <= kSharedQuotients) {
+    quotient_ = SharedQuotients();
+    quotient_stride_ = kSharedQuotients + 1;
+  } else {
+    own_quotient_.assign(static_cast<size_t>(max_level_ + 1) * (max_level_ + 1), 0);
+    for (int f = 0; f <= max_level_; ++f) {
+      for (int g = 1; g <= max_level_; ++g) own_quotient_[static_cast<size_t>(f) * (max_level_ + 1) + g] = f / g;
+    }
+    quotient_ = own_quotient_.data();
+    quotient_stride_ = max_level_ + 1;
   }
+}
+
+void CapacitySnapshot::Restride(size_t min_words) {
+  const size_t stride = std::max(min_words, stride_ * 2);
+  std::vector<uint64_t> words(level_meta_.size() * stride, 0);
+  for (size_t l = 0; l < level_meta_.size(); ++l) {
+    std::copy_n(level_words_.begin() + static_cast<std::ptrdiff_t>(l * stride_), stride_,
+                words.begin() + static_cast<std::ptrdiff_t>(l * stride));
+  }
+  level_words_ = std::move(words);
+  stride_ = stride;
 }
 
 int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
@@ -28,7 +63,7 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
   // A full node is in no level: best fit never looks for 0 free GPUs, and
   // most nodes of a busy cluster are full.
   if (free > 0) {
-    levels_[pool * (max_level_ + 1) + free].insert(slot);
+    LevelInsert(pool * (max_level_ + 1) + free, slot);
     CountSlots(pool, free, +1);
   }
   nonempty_pools_ |= PoolBit(pool);
@@ -39,13 +74,15 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
 
 void CapacitySnapshot::AddAbsent(int count) {
   nodes_.resize(nodes_.size() + static_cast<size_t>(std::max(0, count)), NodeEntry{kAbsentId, 0, 0, 0});
+  // Room in the levels for every slot there is now.
+  if (const size_t words = (nodes_.size() + 63) / 64; words > stride_) Restride(words);
 }
 
 void CapacitySnapshot::Materialize(int slot, model::NodeId id, int pool, int gpus, int free) {
   assert(absent(slot) && pool >= 0 && pool < num_pools_ && gpus <= max_level_ && free >= 0 && free <= gpus);
   nodes_[slot] = {id, pool, gpus, free};
   if (free > 0) {
-    levels_[pool * (max_level_ + 1) + free].insert(slot);
+    LevelInsert(pool * (max_level_ + 1) + free, slot);
     CountSlots(pool, free, +1);
   }
   nonempty_pools_ |= PoolBit(pool);
@@ -59,8 +96,8 @@ void CapacitySnapshot::SetFree(int slot, int value) {
   if (value == n.free) return;
   if (open_forks_ > 0) journal_.push_back({slot, n.free});
   const int base = n.pool * (max_level_ + 1);
-  if (n.free > 0) levels_[base + n.free].erase(slot);
-  if (value > 0) levels_[base + value].insert(slot);
+  if (n.free > 0) LevelErase(base + n.free, slot);
+  if (value > 0) LevelInsert(base + value, slot);
   CountSlots(n.pool, n.free, -1);
   CountSlots(n.pool, value, +1);
   total_free_ += value - n.free;
@@ -70,7 +107,7 @@ void CapacitySnapshot::SetFree(int slot, int value) {
 
 void CapacitySnapshot::CountSlots(int pool, int free, int sign) {
   int64_t* row = &slots_[static_cast<size_t>(pool) * (max_level_ + 1)];
-  const int* q = &quotient_[static_cast<size_t>(free) * (max_level_ + 1)];
+  const int* q = &quotient_[static_cast<size_t>(free) * quotient_stride_];
   for (int g = 1; g <= free; ++g) row[g] += sign * q[g];
 }
 
@@ -94,8 +131,11 @@ int CapacitySnapshot::BestFit(PoolMask pools, int gpus_per_worker) const {
     while (m) {
       const int p = __builtin_ctzll(m);
       m &= m - 1;
-      const auto& set = levels_[p * (max_level_ + 1) + f];
-      if (!set.empty() && (best < 0 || set.min() < best)) best = set.min();
+      const int level = p * (max_level_ + 1) + f;
+      if (!LevelEmpty(level)) {
+        const int m = LevelMin(level);
+        if (best < 0 || m < best) best = m;
+      }
     }
     if (best >= 0) return best;
   }
@@ -193,7 +233,7 @@ CapacitySnapshot::Fork::~Fork() {
   while (s.nodes_.size() > node_mark_) {
     const int slot = static_cast<int>(s.nodes_.size()) - 1;
     const NodeEntry& n = s.nodes_.back();
-    if (n.free > 0) s.levels_[n.pool * (s.max_level_ + 1) + n.free].erase(slot);
+    if (n.free > 0) s.LevelErase(n.pool * (s.max_level_ + 1) + n.free, slot);
     s.CountSlots(n.pool, n.free, -1);
     s.total_free_ -= n.free;
     s.pool_free_[n.pool] -= n.free;

@@ -83,7 +83,10 @@ class CapacitySnapshot {
   void Materialize(int slot, model::NodeId id, int pool, int gpus, int free);
 
   // Room for `n` nodes, so that adding them does not reallocate.
-  void reserve(size_t n) { nodes_.reserve(n); }
+  void reserve(size_t n) {
+    nodes_.reserve(n);
+    if ((n + 63) / 64 > stride_) Restride((n + 63) / 64);
+  }
   int size() const { return static_cast<int>(nodes_.size()); }
   model::NodeId id(int slot) const { return nodes_[slot].id; }
   int pool(int slot) const { return nodes_[slot].pool; }
@@ -156,43 +159,51 @@ class CapacitySnapshot {
   int num_pools_;
   int max_level_;
   std::vector<NodeEntry> nodes_;
-  // A set of slots as a bit set: insert and erase in constant time, and the
-  // lowest slot found from a word that no lower slot can be in. Snapshots
-  // are built from scratch on every decision, so adding a node must be cheap.
-  class SlotSet {
-   public:
-    void insert(int slot) {
-      const size_t w = static_cast<size_t>(slot) >> 6;
-      if (w >= words_.size()) words_.resize(w + 1, 0);
-      words_[w] |= uint64_t{1} << (slot & 63);
-      first_ = std::min(first_, w);
-      ++size_;
-    }
-    void erase(int slot) {
-      words_[static_cast<size_t>(slot) >> 6] &= ~(uint64_t{1} << (slot & 63));
-      --size_;
-    }
-    int64_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
-    // The lowest slot in the set. Requires !empty().
-    int min() const {
-      while (words_[first_] == 0) ++first_;
-      return static_cast<int>(first_ * 64 + static_cast<size_t>(__builtin_ctzll(words_[first_])));
-    }
+  // Level `l` = pool * (max_level_ + 1) + free: the slots of that pool with
+  // that many free GPUs (1 or more: a full node is in none), as a bit set
+  // of `stride_` words at level_words_[l * stride_]: insert and erase in
+  // constant time, and the lowest slot found from a word that no lower slot
+  // can be in. All levels share one array, which grows (re-laid out) when a
+  // slot beyond it is inserted: snapshots are built on every decision, and
+  // a set per level was an allocation per level.
+  void LevelInsert(int level, int slot) {
+    const size_t w = static_cast<size_t>(slot) >> 6;
+    if (w >= stride_) Restride(w + 1);
+    level_words_[static_cast<size_t>(level) * stride_ + w] |= uint64_t{1} << (slot & 63);
+    LevelMeta& m = level_meta_[level];
+    m.first = std::min(m.first, w);
+    ++m.size;
+  }
+  void LevelErase(int level, int slot) {
+    level_words_[static_cast<size_t>(level) * stride_ + (static_cast<size_t>(slot) >> 6)] &=
+        ~(uint64_t{1} << (slot & 63));
+    --level_meta_[level].size;
+  }
+  bool LevelEmpty(int level) const { return level_meta_[level].size == 0; }
+  // The lowest slot of a level. Requires !LevelEmpty(level).
+  int LevelMin(int level) const {
+    LevelMeta& m = level_meta_[level];
+    const uint64_t* words = &level_words_[static_cast<size_t>(level) * stride_];
+    while (words[m.first] == 0) ++m.first;
+    return static_cast<int>(m.first * 64 + static_cast<size_t>(__builtin_ctzll(words[m.first])));
+  }
+  void Restride(size_t min_words);
 
-   private:
-    std::vector<uint64_t> words_;
-    mutable size_t first_ = SIZE_MAX;
-    int64_t size_ = 0;
+  struct LevelMeta {
+    size_t first = SIZE_MAX;  // no word before this one holds a slot
+    int64_t size = 0;
   };
-
-  // levels_[pool * (max_level_ + 1) + free] = slots of that pool with that many
-  // free GPUs (1 or more: a full node is in none).
-  std::vector<SlotSet> levels_;
+  std::vector<uint64_t> level_words_;
+  mutable std::vector<LevelMeta> level_meta_;
+  size_t stride_ = 0;
   // slots_[pool * (max_level_ + 1) + g] = Slots(that pool, g), kept as free
   // counts change: a pass asks Slots for each of 100,000 waiting jobs.
   std::vector<int64_t> slots_;
-  std::vector<int> quotient_;  // [free * (max_level_ + 1) + g] = free / g, without dividing
+  // quotient_[free * quotient_stride_ + g] = free / g, without dividing: a
+  // table shared by every snapshot of nodes of up to 64 GPUs.
+  const int* quotient_ = nullptr;
+  int quotient_stride_ = 0;
+  std::vector<int> own_quotient_;  // for larger nodes
   PoolMask nonempty_pools_ = 0;
   int64_t total_free_ = 0;
   std::vector<int64_t> pool_free_;
