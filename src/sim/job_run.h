@@ -44,6 +44,17 @@ class JobRun {
   Timestamp NextChange(Timestamp t) const;
   // The last time at or before `t` at which UtilAt changed (start at least).
   Timestamp PrevChange(Timestamp t) const;
+  // False when, from a time at which `holds` is false of the utilisation, no
+  // stretch on which it is true can last longer than `span`: the phases it
+  // is true of are only checkpoint pauses, shorter than the span. (Loading
+  // comes first, so it is never after such a time.) True when it may.
+  template <typename Pred>
+  bool MayHoldLongerThan(Pred holds, Duration span) const {
+    if (p0_ < eval_from_ && holds(phases_.train_util)) return true;
+    if (eval_from_ < work_ && holds(phases_.eval_util)) return true;
+    // A pause is `cost_` long; its ends fall on whole seconds, so allow two more.
+    return interval_ > 0 && holds(phases_.checkpoint_util) && static_cast<double>(span.count()) < cost_ + 2;
+  }
 
  private:
   enum class Activity { kStartup, kWork, kCheckpoint };

@@ -67,6 +67,9 @@ Timestamp SimMetrics::NextFor(model::JobId job, Duration span, Timestamp t, Pred
   if (it == runs_->end() || it->second.segments.empty()) return kInfiniteFuture;
   const JobRun& seg = it->second.segments.back();
   if (t < seg.start()) return kInfiniteFuture;
+  // Most questions of most runs have no answer (a training job is never
+  // idle for half an hour): say so without walking every checkpoint.
+  if (!holds(seg.UtilAt(t)) && !seg.MayHoldLongerThan(holds, span)) return kInfiniteFuture;
   Timestamp run_start = kInfiniteFuture;  // start of the current run of holding pieces
   if (holds(seg.UtilAt(t))) {
     run_start = *Since(job, t, holds);

@@ -263,6 +263,53 @@ TEST_F(SimMetricsTest, ANewSegmentIsANewQuestion) {
   EXPECT_EQ(metrics_.NextAboveFor(3, 0.5, Seconds(200), At(520)), At(780));
 }
 
+// NextBelowFor and NextAboveFor against a second-by-second walk of random
+// runs: the earliest u >= t such that the condition held at every second of
+// [u - span, u] (never before the run started).
+TEST(SimMetricsOracleTest, NextForAgreesWithASecondBySecondWalk) {
+  Rng rng(11);
+  const double levels[] = {0.02, 0.15, 0.5, 0.95};
+  for (int round = 0; round < 300; ++round) {
+    model::JobPhases ph;
+    ph.load = Seconds(rng.UniformInt(0, 300));
+    ph.load_util = levels[rng.UniformInt(0, 3)];
+    ph.train_util = levels[rng.UniformInt(0, 3)];
+    ph.eval_util = levels[rng.UniformInt(0, 3)];
+    ph.checkpoint_util = levels[rng.UniformInt(0, 3)];
+    ph.eval_share = rng.UniformInt(0, 3) * 0.1;
+    const JobRun seg(At(0), static_cast<double>(rng.UniformInt(0, 500)), static_cast<double>(rng.UniformInt(600, 4000)),
+                     rng.UniformInt(0, 1) ? 1.0 : 0.5, ph.load, Ckpt(rng.UniformInt(0, 1) ? 0 : rng.UniformInt(100, 700),
+                                                                     rng.UniformInt(5, 120)),
+                     ph);
+    RunMap runs;
+    runs[1].segments = {seg};
+    SimMetrics m(&runs);
+    const int64_t end = (seg.EndTime() - At(0)).count();
+    for (const bool below : {true, false}) {
+      const double thr = below ? 0.1 : 0.9;
+      const int64_t span = rng.UniformInt(1, 900);
+      auto holds = [&](int64_t s) {
+        const double u = seg.UtilAt(At(s));
+        return below ? u < thr : u > thr;
+      };
+      for (int64_t t = 0; t < end; t += rng.UniformInt(1, 200)) {
+        Timestamp want = kInfiniteFuture;
+        int64_t run = 0;  // seconds in a row, up to u, on which it held
+        for (int64_t u = 0; u < end; ++u) {
+          run = holds(u) ? run + 1 : 0;
+          if (u >= t && run > span) {
+            want = At(u);
+            break;
+          }
+        }
+        const Timestamp got = below ? m.NextBelowFor(1, thr, Seconds(span), At(t))
+                                    : m.NextAboveFor(1, thr, Seconds(span), At(t));
+        ASSERT_EQ(got, want) << "round " << round << (below ? " below" : " above") << " span " << span << " t " << t;
+      }
+    }
+  }
+}
+
 // VisitByDue walks the runs in the order of their answers, whatever changed
 // between two questions: every visit agrees with asking each run.
 TEST(SimMetricsDueTest, VisitsRunsInTheOrderOfTheirAnswers) {
