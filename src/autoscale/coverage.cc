@@ -160,15 +160,15 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
       if (pos >= 0 && x->active().contains(pos) && !x->stopping().contains(pos)) give_back(jobs[pos]);
     }
     if (lookahead.count() > 0) {
+      // The entries say all that is asked of a job until it is given back.
       for (const auto& e : x->ends()) {
-        const model::Job& j = jobs[e.pos];
-        if (j.state != JobState::kRunning || ctx->touched.contains(j.id)) continue;
-        if (j.expected_end > now + lookahead) {
+        if (!e.running || ctx->touched.contains(e.id)) continue;
+        if (e.at > now + lookahead) {
           // The what-if changes when this job's end enters the lookahead.
-          if (!ctx->pending.empty()) plan->next_wakeup = std::min(plan->next_wakeup, j.expected_end - lookahead);
+          if (!ctx->pending.empty()) plan->next_wakeup = std::min(plan->next_wakeup, e.at - lookahead);
           break;
         }
-        give_back(j);
+        give_back(jobs[e.pos]);
       }
     }
   } else {

@@ -42,6 +42,7 @@ StateIndex::JobRec StateIndex::Read(const Job& j) {
     r.kind = 2;
     r.end = j.expected_end;
     r.stopping = j.state == JobState::kStopping;
+    r.running = j.state == JobState::kRunning;
     r.elastic = j.spec.elastic();
   }
   return r;
@@ -60,8 +61,7 @@ void StateIndex::Enter(const JobRec& r, size_t pos) {
     active_.insert(pos);
     if (r.stopping) stopping_.insert(pos);
     if (r.elastic) elastic_.insert(pos);
-    const End e{r.end, r.id, p};
-    ends_.insert(e);
+    ends_.insert(End{r.end, r.id, p, r.running});
   }
 }
 
@@ -73,8 +73,7 @@ void StateIndex::Leave(const JobRec& r, size_t pos) {
     active_.erase(pos);
     stopping_.erase(pos);
     elastic_.erase(pos);
-    const End e{r.end, r.id, static_cast<uint32_t>(pos)};
-    ends_.erase(e);
+    ends_.erase(End{r.end, r.id, static_cast<uint32_t>(pos), r.running});
   }
 }
 
@@ -119,8 +118,9 @@ void StateIndex::Leave(const NodeRec& r, size_t pos) {
 }
 
 void StateIndex::CountOutOfOrder() {
-  node_ids_.resize(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) node_ids_[i] = nodes_[i].id;
+  node_pos_.clear();
+  // Called once every node was read (Build, the end of Sync): no placeholder is left.
+  for (size_t i = 0; i < nodes_.size(); ++i) node_pos_[nodes_[i].id] = static_cast<int>(i);
   out_of_order_ = 0;
   for (size_t i = 1; i < nodes_.size(); ++i) out_of_order_ += nodes_[i].id <= nodes_[i - 1].id;
   ids_changed_ = false;
@@ -142,7 +142,7 @@ StateIndex StateIndex::Build(const ClusterState& state) {
       x.active_.insert(i);
       if (r.stopping) x.stopping_.insert(i);
       if (r.elastic) x.elastic_.insert(i);
-      ends.push_back({r.end, r.id, static_cast<uint32_t>(i)});
+      ends.push_back({r.end, r.id, static_cast<uint32_t>(i), r.running});
     }
   }
   std::sort(pending.begin(), pending.end());
@@ -266,10 +266,7 @@ int64_t StateIndex::EverSlots(uint64_t pool_mask, int gpus_per_worker) const {
   return slots;
 }
 
-int StateIndex::NodePos(NodeId id) const {
-  auto it = std::lower_bound(node_ids_.begin(), node_ids_.end(), id);
-  return it != node_ids_.end() && *it == id ? static_cast<int>(it - node_ids_.begin()) : -1;
-}
+
 
 std::string StateIndex::Diff(const ClusterState& state) const {
   const StateIndex fresh = Build(state);
@@ -303,6 +300,7 @@ std::string StateIndex::Diff(const ClusterState& state) const {
     }
   }
   if (out_of_order_ != fresh.out_of_order_) out.push_back("node id order");
+  if (node_pos_ != fresh.node_pos_) out.push_back("node positions");
   return StrJoin(out, ", ");
 }
 

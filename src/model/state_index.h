@@ -113,6 +113,7 @@ class StateIndex {
     Timestamp at;
     JobId id;
     uint32_t pos;
+    bool running;  // kRunning (not starting or stopping)
     bool operator<(const End& o) const { return at != o.at ? at < o.at : id < o.id; }
     bool operator==(const End& o) const = default;
   };
@@ -158,8 +159,11 @@ class StateIndex {
   int64_t EverSlots(uint64_t pool_mask, int gpus_per_worker) const;
   // Whether node ids increase with position (the simulator keeps them so).
   bool nodes_in_id_order() const { return out_of_order_ == 0; }
-  // The position of node `id`, or -1. Needs nodes_in_id_order().
-  int NodePos(NodeId id) const;
+  // The position of node `id`, or -1.
+  int NodePos(NodeId id) const {
+    auto it = node_pos_.find(id);
+    return it == node_pos_.end() ? -1 : it->second;
+  }
   // The position of job `id`, or -1.
   int JobPos(JobId id) const {
     auto it = job_pos_.find(id);
@@ -171,6 +175,7 @@ class StateIndex {
   struct JobRec {
     uint8_t kind = 0;  // 0: neither, 1: pending, 2: holds GPUs
     bool stopping = false;
+    bool running = false;
     bool elastic = false;
     int priority = 0;
     Timestamp submit{};
@@ -190,7 +195,7 @@ class StateIndex {
   std::vector<JobRec> jobs_;
   absl::flat_hash_map<JobId, uint32_t> job_pos_;  // of the jobs read
   std::vector<NodeRec> nodes_;
-  std::vector<NodeId> node_ids_;  // nodes_[i].id, compact: NodePos searches it
+  absl::flat_hash_map<NodeId, int> node_pos_;  // of the nodes read, made again when ids move
   std::vector<uint8_t> job_touched_, node_touched_;
   std::vector<uint32_t> touched_jobs_, touched_nodes_;
   const ClusterState* synced_ = nullptr;

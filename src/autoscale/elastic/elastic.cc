@@ -241,12 +241,15 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   sched::CapacitySnapshot& snap = *ctx->snap;
   // The jobs that could give workers back at all, in snapshot order: few, so
   // each waiting job's search below costs little even behind 100,000 others.
+  // Listed only if some waiting job is left to make room for.
   std::vector<const Job*> shrinkable;
-  for (const Job* jp : ctx->elastic) {
-    const Job& j = *jp;
-    if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected &&
-        j.Workers() > j.spec.MinWorkers() && ctx->now >= j.last_resize + e_.cooldown) {
-      shrinkable.push_back(&j);
+  if (std::any_of(unserved.begin(), unserved.end(), [](const Demand& d) { return d.pending; })) {
+    for (const Job* jp : ctx->elastic) {
+      const Job& j = *jp;
+      if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected &&
+          j.Workers() > j.spec.MinWorkers() && ctx->now >= j.last_resize + e_.cooldown) {
+        shrinkable.push_back(&j);
+      }
     }
   }
   // Shrink elastic jobs for waiting work no pool can be grown for.
@@ -304,6 +307,20 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   std::sort(growable.begin(), growable.end(), [](const Job* a, const Job* b) {
     return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
   });
+  // Per pool, the most GPUs a worker could get on one slot that growth may
+  // use (PlaceOnFreeNow's: free in the what-if and free now): a job whose
+  // pools offer fewer than a worker needs cannot grow, and is not tried.
+  // Worked out again after each growth, which takes some.
+  std::vector<int> most;
+  auto work_out_most = [&] {
+    most.assign(ctx->spec.pools.size(), 0);
+    for (int s : ready) {
+      const int p = snap.pool(s);
+      if (ctx->spec.pools[p].tier != model::Tier::kReserved && ctx->NodeAt(s)->idle()) continue;
+      most[p] = std::max(most[p], std::min(snap.free(s), std::max(0, FreeNow(*ctx, *ctx->NodeAt(s), s))));
+    }
+  };
+  work_out_most();
   for (const Job* j : growable) {
     if (ctx->now < j->last_resize + e_.cooldown || ctx->now < j->started + e_.cooldown) {
       plan->next_wakeup = std::min(plan->next_wakeup, std::max(j->last_resize, j->started) + e_.cooldown);
@@ -312,6 +329,12 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     // Only GPUs paid for anyway: reserved nodes, or nodes busy with other work.
     // An idle on-demand node is better released than kept for growth.
     if (ready.empty()) continue;  // no GPU is free now on a ready node
+    const sched::PoolMask mask = sched::EligiblePools(ctx->spec, j->spec);
+    bool room = false;
+    for (size_t p = 0; p < most.size() && !room; ++p) {
+      room = (mask & sched::PoolBit(static_cast<int>(p))) && most[p] >= j->spec.gpus_per_worker;
+    }
+    if (!room) continue;
     std::vector<int> slots;
     for (int s : EligibleSlots(*ctx, ready, *j)) {
       const bool reserved = ctx->spec.pools[snap.pool(s)].tier == model::Tier::kReserved;
@@ -329,6 +352,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     }
     ctx->touched.insert(j->id);
     plan->actions.push_back(std::move(a));
+    work_out_most();
   }
 }
 
