@@ -426,6 +426,8 @@ TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
   int actions = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     model::ClusterState state = testing::RandomState(&spec, seed);
+    // Half the clusters have no job waiting: the passes the simulator runs most.
+    if (seed % 2 == 0) std::erase_if(state.jobs, [](const model::Job& j) { return j.state == model::JobState::kPending; });
     Rng rng(seed * 7919);
     testing::FakeMetrics metrics;
     for (const auto& j : state.jobs) {

@@ -80,41 +80,71 @@ struct PassContext {
     return *jobs_.at(id);
   }
 
-  // The what-if: free GPUs of ready and booting nodes, plus GPUs that running
-  // and stopping jobs give back within the release lookahead.
-  std::unique_ptr<sched::CapacitySnapshot> snap;
-  sched::SliceSnapshot slices;  // partly used MIG GPUs, beside `snap`
+  // The what-if (BuildCoverage): free GPUs of ready and booting nodes, plus
+  // GPUs that running and stopping jobs give back within the release
+  // lookahead. Without an index, coverage builds it whole. With one it is
+  // sparse: a node's slot is its position, a busy node no step has touched
+  // is filled in when first asked for (SlotOf), and the whole of it is built
+  // only when a step first needs it, as coverage would have built it (most
+  // passes, with no job waiting, never do). Hence a const context may build
+  // or change it.
+  sched::CapacitySnapshot& Snap() const;
+  bool HasSnap() const { return snap_ != nullptr; }
+  sched::SliceSnapshot slices;  // partly used MIG GPUs, beside the what-if
 
-  // The slot of node `id` in `snap`, or -1 if the what-if does not hold it.
-  // With an index the what-if is sparse (BuildCoverage): a node's slot is its
-  // position, and a node no step has touched yet is filled in when first
-  // asked for (which is why `snap` is a pointer a const context may change).
+  // The slot of node `id` in the what-if, or -1 if it does not hold it. The
+  // what-if is built (if sparse and not yet) and holds the node.
   int SlotOf(model::NodeId id) const;
   // The same for the node at position `pos` of the state.
   int SlotAt(size_t pos) const;
-  // The node in a slot of `snap` (nullptr: a node not bought yet).
+  // The slot of the node at `pos`, which has a GPU free now, without
+  // building a sparse what-if: once built, it holds every such node.
+  int SlotOfFreeNode(size_t pos) const {
+    if (!sparse_) return slot_of_.Find(state.nodes[pos].id);
+    return InSparseWhatIf(pos) ? static_cast<int>(pos) : -1;
+  }
+  // The node in a slot of the what-if (nullptr: a node not bought yet).
   const model::Node* NodeAt(int slot) const {
     if (sparse_) return static_cast<size_t>(slot) < state.nodes.size() ? &state.nodes[slot] : nullptr;
     return node_at_[slot];
   }
-  // Adds node `id` to a dense what-if (not sparse) at the next slot.
+  // The pool of a slot, read without building a sparse what-if.
+  int PoolOfSlot(int slot) const {
+    if (sparse_ && static_cast<size_t>(slot) < state.nodes.size()) return index->node(static_cast<size_t>(slot)).pool;
+    return snap_->pool(slot);
+  }
+  // Whether the what-if counts job `j`'s GPUs as free: it is stopping, was
+  // stopped by this pass before coverage, or ends within the release
+  // lookahead. Nothing else may count them again.
+  bool Freeing(const model::Job& j) const;
+
+  // How coverage builds the what-if. Dense: it is given the snapshot and
+  // adds nodes and templates; FreeingJob records the freeing jobs. Sparse:
+  // the view it was built from (the nodes already taken out, the jobs already
+  // stopped, the lookahead) is kept so that it can be built later.
+  void SetDense(std::unique_ptr<sched::CapacitySnapshot> snap) { snap_ = std::move(snap); }
   void AddToWhatIf(const model::Node* n, int slot) {
     slot_of_.Add(n->id, slot);
     node_at_.push_back(n);
   }
   void AddTemplateToWhatIf() { node_at_.push_back(nullptr); }
-  // Makes the what-if sparse over the index's positions; `leaving` (the
-  // nodes taken out before it was built) stay out.
-  void MakeSparse(IdSet leaving) {
+  void FreeingJob(model::JobId id) { freeing_.insert(id); }
+  void MakeSparse(Duration lookahead) {
     sparse_ = true;
-    excluded_ = std::move(leaving);
+    excluded_ = leaving;
+    stopped_before_ = touched;
+    lookahead_ = lookahead;
   }
   bool sparse() const { return sparse_; }
+  Duration lookahead() const { return lookahead_; }
+  const IdSet& stopped_before() const { return stopped_before_; }
   // Whether a node of the index at `pos` is in the sparse what-if.
   bool InSparseWhatIf(size_t pos) const {
     return index->staying().contains(pos) && !excluded_.contains(index->node(pos).id);
   }
   const sched::SlotIndex& slot_index() const { return slot_of_; }
+  // Sets the sparse what-if (by its builder, BuildSparseWhatIf).
+  void SetSparse(std::unique_ptr<sched::CapacitySnapshot> snap) const { snap_ = std::move(snap); }
 
   // Pending jobs that still need capacity after the what-if (in queue order).
   std::vector<Demand> demands;
@@ -124,9 +154,6 @@ struct PassContext {
   IdSet leaving;
   // Jobs this pass stops (preempt, reclaim, evacuate) or resizes.
   IdSet touched;
-  // Jobs whose GPUs the what-if already counts as free (stopping, or ending
-  // within the lookahead): nothing else may count them again.
-  IdSet freeing;
   // GPUs per slot that resizes in this pass took from what is free now.
   absl::flat_hash_map<int, int> taken_now;
   // Nodes the disruption budget still allows this pass to disrupt, and
@@ -147,20 +174,41 @@ struct PassContext {
   mutable std::vector<const model::Job*> active_;
   mutable bool active_known_ = false;
   friend void IndexState(PassContext* ctx);
-  // The dense what-if's node index (without a state index).
+  mutable std::unique_ptr<sched::CapacitySnapshot> snap_;
+  // The dense what-if's node index (without a state index) and freeing jobs.
   sched::SlotIndex slot_of_;
   std::vector<const model::Node*> node_at_;
+  IdSet freeing_;
+  // The sparse what-if's view, as coverage saw it.
   bool sparse_ = false;
   IdSet excluded_;
+  IdSet stopped_before_;
+  Duration lookahead_{0};
 };
+
+// Builds the sparse what-if of `ctx` (coverage.cc).
+void BuildSparseWhatIf(const PassContext& ctx);
+
+inline sched::CapacitySnapshot& PassContext::Snap() const {
+  if (snap_ == nullptr) BuildSparseWhatIf(*this);
+  return *snap_;
+}
+
+inline bool PassContext::Freeing(const model::Job& j) const {
+  if (!sparse_) return freeing_.contains(j.id);
+  if (j.state == model::JobState::kPending || j.state == model::JobState::kCompleted) return false;
+  if (j.state == model::JobState::kStopping || stopped_before_.contains(j.id)) return true;
+  return j.state == model::JobState::kRunning && lookahead_.count() > 0 && j.expected_end <= now + lookahead_;
+}
 
 inline int PassContext::SlotAt(size_t pos) const {
   if (!sparse_) return slot_of_.Find(state.nodes[pos].id);
   if (!InSparseWhatIf(pos)) return -1;
   const int slot = static_cast<int>(pos);
-  if (snap->absent(slot)) {
+  sched::CapacitySnapshot& snap = Snap();
+  if (snap.absent(slot)) {
     const auto& n = index->node(pos);
-    snap->Materialize(slot, n.id, n.pool, n.gpus, n.free);
+    snap.Materialize(slot, n.id, n.pool, n.gpus, n.free);
   }
   return slot;
 }

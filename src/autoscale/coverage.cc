@@ -92,33 +92,95 @@ void IndexState(PassContext* ctx) {
   }
 }
 
+namespace {
+
+// Templates for the nodes this pass already buys (scheduled pre-warm): the
+// what-if counts them as booting.
+void AddPrewarmTemplates(const PassContext& ctx, sched::CapacitySnapshot* snap, bool dense, PassContext* dense_ctx) {
+  model::NodeId template_id = -1000000;
+  for (int p = 0; p < static_cast<int>(ctx.spec.pools.size()); ++p) {
+    for (int k = 0; k < ctx.extra_nodes[p]; ++k) {
+      snap->AddNode(template_id--, p, ctx.spec.pools[p].type.gpus, ctx.spec.pools[p].type.gpus);
+      if (dense) dense_ctx->AddTemplateToWhatIf();
+    }
+  }
+}
+
+}  // namespace
+
+void BuildSparseWhatIf(const PassContext& ctx) {
+  const model::ClusterSpec& spec = ctx.spec;
+  const model::StateIndex* x = ctx.index;
+  const std::vector<model::Job>& jobs = ctx.state.jobs;
+  auto owned = std::make_unique<sched::CapacitySnapshot>(static_cast<int>(spec.pools.size()),
+                                                          std::max(1, spec.MaxGpusPerNode()));
+  sched::CapacitySnapshot& snap = *owned;
+  // Every node has a slot at its position; the ready and booting ones without
+  // notice that have a GPU free are filled in now, and a busy one when a step
+  // first asks for it (SlotOf). Slots stay in id order, so best fit chooses
+  // as it would among them all, and a full node could hold nothing anyway.
+  snap.AddAbsent(static_cast<int>(ctx.state.nodes.size()));
+  auto fill = [&](size_t pos) {
+    if (!ctx.InSparseWhatIf(pos)) return;
+    const auto& n = x->node(pos);
+    snap.Materialize(static_cast<int>(pos), n.id, n.pool, n.gpus, n.free);
+  };
+  x->ready_free().ForEach(fill);
+  x->booting_free().ForEach(fill);
+  AddPrewarmTemplates(ctx, &snap, false, nullptr);
+  ctx.SetSparse(std::move(owned));
+  // The freeing jobs' GPUs, without reading every running job: the stopping
+  // ones, those this pass stopped before coverage, then running ones by
+  // expected end up to the lookahead (the entries say all that is asked of a
+  // job until it is given back). The order of giving does not matter: no
+  // fork is open.
+  auto give_back = [&](const model::Job& j) {
+    for (const auto& sh : j.alloc) {
+      if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
+      if (const int slot = ctx.SlotOf(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
+    }
+  };
+  x->stopping().ForEach([&](size_t pos) { give_back(jobs[pos]); });
+  for (model::JobId id : ctx.stopped_before()) {
+    const int pos = x->JobPos(id);
+    if (pos >= 0 && x->active().contains(pos) && !x->stopping().contains(pos)) give_back(jobs[pos]);
+  }
+  if (ctx.lookahead().count() > 0) {
+    for (const auto& e : x->ends()) {
+      if (!e.running || ctx.stopped_before().contains(e.id)) continue;
+      if (e.at > ctx.now + ctx.lookahead()) break;
+      give_back(jobs[e.pos]);
+    }
+  }
+}
+
 void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan) {
   const model::ClusterSpec& spec = ctx->spec;
   const model::ClusterState& state = ctx->state;
   const int num_pools = static_cast<int>(spec.pools.size());
   const Timestamp now = ctx->now;
+  const Duration lookahead = ReleaseLookahead(o, *ctx);
 
-  ctx->snap = std::make_unique<sched::CapacitySnapshot>(num_pools, std::max(1, spec.MaxGpusPerNode()));
-  sched::CapacitySnapshot& snap = *ctx->snap;
   const model::StateIndex* x = ctx->index;
   const bool any_mig =
       std::any_of(spec.pools.begin(), spec.pools.end(), [](const model::NodePool& p) { return p.mig.enabled(); });
   if (x != nullptr && !any_mig) {
-    // Sparse: every node has a slot at its position, and only the ready and
-    // booting ones without notice that have a GPU free are filled in now; a
-    // busy one is filled in when a step first asks for it (PassContext::
-    // SlotOf). Slots stay in id order, so best fit chooses as it would among
-    // them all, and a full node could hold nothing anyway.
-    ctx->MakeSparse(ctx->leaving);
-    snap.AddAbsent(static_cast<int>(state.nodes.size()));
-    auto fill = [&](size_t pos) {
-      if (!ctx->InSparseWhatIf(pos)) return;
-      const auto& n = x->node(pos);
-      snap.Materialize(static_cast<int>(pos), n.id, n.pool, n.gpus, n.free);
-    };
-    x->ready_free().ForEach(fill);
-    x->booting_free().ForEach(fill);
+    // Sparse (PassContext::Snap): built here only if a job waits; otherwise
+    // when a later step first needs it, from the view kept now.
+    ctx->MakeSparse(lookahead);
+    if (ctx->pending.empty()) return;
+    if (lookahead.count() > 0) {
+      // The what-if changes when the first running job's end beyond the
+      // lookahead enters it.
+      for (const auto& e : x->ends()) {
+        if (!e.running || ctx->touched.contains(e.id) || e.at <= now + lookahead) continue;
+        plan->next_wakeup = std::min(plan->next_wakeup, e.at - lookahead);
+        break;
+      }
+    }
   } else {
+    auto owned = std::make_unique<sched::CapacitySnapshot>(num_pools, std::max(1, spec.MaxGpusPerNode()));
+    sched::CapacitySnapshot& snap = *owned;
     std::vector<const model::Node*> usable;
     for (const auto& n : state.nodes) {
       const bool leaving = n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id);
@@ -128,50 +190,10 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     if (!std::is_sorted(usable.begin(), usable.end(), by_id)) std::sort(usable.begin(), usable.end(), by_id);
     snap.reserve(usable.size());
     for (const auto* n : usable) ctx->AddToWhatIf(n, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));
-  }
-  // Nodes this pass already buys (scheduled pre-warm) count as booting.
-  model::NodeId template_id = -1000000;
-  for (int p = 0; p < num_pools; ++p) {
-    for (int k = 0; k < ctx->extra_nodes[p]; ++k) {
-      snap.AddNode(template_id--, p, spec.pools[p].type.gpus, spec.pools[p].type.gpus);
-      ctx->AddTemplateToWhatIf();
-    }
-  }
-
-  // Capacity that stopping jobs give back at once, and running jobs before a
-  // new node could boot.
-  const Duration lookahead = ReleaseLookahead(o, *ctx);
-  auto give_back = [&](const model::Job& j) {
-    ctx->freeing.insert(j.id);
-    for (const auto& sh : j.alloc) {
-      if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-      if (const int slot = ctx->SlotOf(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
-    }
-  };
-  if (x != nullptr) {
-    // The same jobs without reading every running one: stopping and touched
-    // jobs, then running ones by expected end up to the lookahead (the
-    // first beyond it sets the wake-up). The order of giving does not
-    // matter: no fork is open.
-    const std::vector<model::Job>& jobs = state.jobs;
-    x->stopping().ForEach([&](size_t pos) { give_back(jobs[pos]); });
-    for (model::JobId id : ctx->touched) {
-      const int pos = x->JobPos(id);
-      if (pos >= 0 && x->active().contains(pos) && !x->stopping().contains(pos)) give_back(jobs[pos]);
-    }
-    if (lookahead.count() > 0) {
-      // The entries say all that is asked of a job until it is given back.
-      for (const auto& e : x->ends()) {
-        if (!e.running || ctx->touched.contains(e.id)) continue;
-        if (e.at > now + lookahead) {
-          // The what-if changes when this job's end enters the lookahead.
-          if (!ctx->pending.empty()) plan->next_wakeup = std::min(plan->next_wakeup, e.at - lookahead);
-          break;
-        }
-        give_back(jobs[e.pos]);
-      }
-    }
-  } else {
+    AddPrewarmTemplates(*ctx, &snap, true, ctx);
+    ctx->SetDense(std::move(owned));
+    // Capacity that stopping jobs give back at once, and running jobs before
+    // a new node could boot.
     for (const model::Job* jp : ctx->active()) {
       const model::Job& j = *jp;
       bool freeing = j.state == JobState::kStopping || ctx->touched.contains(j.id);
@@ -183,9 +205,15 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
         }
         freeing = true;
       }
-      if (freeing) give_back(j);
+      if (!freeing) continue;
+      ctx->FreeingJob(j.id);
+      for (const auto& sh : j.alloc) {
+        if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
+        if (const int slot = ctx->SlotOf(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
+      }
     }
   }
+  sched::CapacitySnapshot& snap = ctx->Snap();
 
   ctx->slices.AddFrom(state, ctx->slot_index());  // MIG pools only: never sparse
 

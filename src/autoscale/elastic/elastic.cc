@@ -38,7 +38,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     x->ready_free().ForEach([&](size_t pos) {
       const auto& n = x->node(pos);
       if (n.noticed || ctx.leaving.contains(n.id)) return;
-      if (const int slot = ctx.SlotAt(pos); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
+      if (const int slot = ctx.SlotOfFreeNode(pos); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
         slots.push_back(slot);
       }
     });
@@ -60,7 +60,7 @@ std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& r
   const sched::PoolMask mask = sched::EligiblePools(ctx.spec, j.spec);
   std::vector<int> out;
   for (int s : ready) {
-    if (mask & sched::PoolBit(ctx.snap->pool(s))) out.push_back(s);
+    if (mask & sched::PoolBit(ctx.PoolOfSlot(s))) out.push_back(s);
   }
   return out;
 }
@@ -70,7 +70,7 @@ std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& r
 // a resize cannot use yet. Takes them from the what-if too.
 int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int workers,
                    std::vector<sched::SlotShare>* out) {
-  sched::CapacitySnapshot& snap = *ctx->snap;
+  sched::CapacitySnapshot& snap = ctx->Snap();
   std::vector<sched::SlotShare> shares;
   int placed;
   {
@@ -100,7 +100,7 @@ std::vector<model::NodeShare> RemoveWorkers(PassContext* ctx, const Job& j, int 
     if (count == 0) break;
     const int k = std::min(count, sh.workers);
     out.push_back({sh.node, k});
-    if (const int slot = ctx->SlotOf(sh.node); slot >= 0) ctx->snap->Give(slot, k * j.spec.gpus_per_worker);
+    if (const int slot = ctx->SlotOf(sh.node); slot >= 0) ctx->Snap().Give(slot, k * j.spec.gpus_per_worker);
     count -= k;
   }
   return out;
@@ -147,12 +147,11 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
     if (!ready_slots) ready_slots = ReadySlots(*ctx);
     return *ready_slots;
   };
-  sched::CapacitySnapshot& snap = *ctx->snap;
   for (const Job* jp : ctx->elastic) {
     const Job& j = *jp;
     // A resize pauses the job to re-rendezvous: protected jobs are left alone.
     if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || j.spec.is_protected ||
-        ctx->touched.contains(j.id) || ctx->freeing.contains(j.id)) {
+        ctx->touched.contains(j.id) || ctx->Freeing(j)) {
       continue;
     }
     if (!Settled(*ctx, j, plan)) continue;
@@ -213,8 +212,8 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       if (placed > 0) {
         Action a = Resize(*ctx, j, w + placed, why);
         for (const auto& s : shares) {
-          a.resize.add.push_back({snap.id(s.slot), s.workers});
-          ctx->needed.insert(snap.id(s.slot));  // busy from now on: not idle for release
+          a.resize.add.push_back({ctx->Snap().id(s.slot), s.workers});
+          ctx->needed.insert(ctx->Snap().id(s.slot));  // busy from now on: not idle for release
         }
         ctx->touched.insert(j.id);
         plan->actions.push_back(std::move(a));
@@ -229,7 +228,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
           per_node = std::max(per_node, ctx->spec.pools[p].type.gpus / j.spec.gpus_per_worker);
         }
       }
-      const int64_t booting = snap.Slots(mask, j.spec.gpus_per_worker);
+      const int64_t booting = ctx->Snap().Slots(mask, j.spec.gpus_per_worker);
       const int64_t whole = per_node > 0 ? (rest - booting) / per_node * per_node : 0;
       if (whole > 0) ctx->demands.push_back(Demand::For(&j, mask, static_cast<int>(whole)));
     }
@@ -238,7 +237,6 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
 
 void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& unserved, ScalingPlan* plan) const {
   if (!e_.enabled) return;
-  sched::CapacitySnapshot& snap = *ctx->snap;
   // The jobs that could give workers back at all, in snapshot order: few, so
   // each waiting job's search below costs little even behind 100,000 others.
   // Listed only if some waiting job is left to make room for.
@@ -255,13 +253,14 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   // Shrink elastic jobs for waiting work no pool can be grown for.
   for (const Demand& d : unserved) {
     if (!d.pending) continue;  // growth wants do not shrink others
+    sched::CapacitySnapshot& snap = ctx->Snap();
     const int g = d.gpus_per_worker, w = d.min_workers;
     sched::CapacitySnapshot::Fork fork(&snap);
     std::vector<Action> resizes;
     for (const Job* jp : shrinkable) {
       const Job& j = *jp;
       if (snap.Slots(d.pools, g) >= w) break;
-      if (ctx->touched.contains(j.id) || ctx->freeing.contains(j.id) || j.priority > d.priority) continue;
+      if (ctx->touched.contains(j.id) || ctx->Freeing(j) || j.priority > d.priority) continue;
       std::vector<model::NodeShare> removed;
       int can = j.Workers() - j.spec.MinWorkers();
       for (const auto& sh : j.alloc) {
@@ -300,7 +299,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     const Job& j = *jp;
     if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected && !j.bottleneck &&
         !ctx->touched.contains(j.id) &&
-        !ctx->freeing.contains(j.id) && j.Workers() < j.spec.MaxWorkers()) {
+        !ctx->Freeing(j) && j.Workers() < j.spec.MaxWorkers()) {
       growable.push_back(&j);
     }
   }
@@ -315,9 +314,11 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   auto work_out_most = [&] {
     most.assign(ctx->spec.pools.size(), 0);
     for (int s : ready) {
-      const int p = snap.pool(s);
+      const int p = ctx->PoolOfSlot(s);
       if (ctx->spec.pools[p].tier != model::Tier::kReserved && ctx->NodeAt(s)->idle()) continue;
-      most[p] = std::max(most[p], std::min(snap.free(s), std::max(0, FreeNow(*ctx, *ctx->NodeAt(s), s))));
+      const int now_free = std::max(0, FreeNow(*ctx, *ctx->NodeAt(s), s));
+      // A what-if not built yet holds at least what is free now: nothing has taken from it.
+      most[p] = std::max(most[p], ctx->HasSnap() ? std::min(ctx->Snap().free(s), now_free) : now_free);
     }
   };
   work_out_most();
@@ -337,7 +338,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     if (!room) continue;
     std::vector<int> slots;
     for (int s : EligibleSlots(*ctx, ready, *j)) {
-      const bool reserved = ctx->spec.pools[snap.pool(s)].tier == model::Tier::kReserved;
+      const bool reserved = ctx->spec.pools[ctx->PoolOfSlot(s)].tier == model::Tier::kReserved;
       const model::Node* n = ctx->NodeAt(s);
       if (reserved || !n->idle()) slots.push_back(s);
     }
@@ -347,8 +348,8 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     if (placed == 0) continue;
     Action a = Resize(*ctx, *j, j->Workers() + placed, "free capacity on running nodes");
     for (const auto& s : shares) {
-      a.resize.add.push_back({snap.id(s.slot), s.workers});
-      ctx->needed.insert(snap.id(s.slot));
+      a.resize.add.push_back({ctx->Snap().id(s.slot), s.workers});
+      ctx->needed.insert(ctx->Snap().id(s.slot));
     }
     ctx->touched.insert(j->id);
     plan->actions.push_back(std::move(a));

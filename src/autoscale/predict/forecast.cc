@@ -62,9 +62,22 @@ void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   int days = 0;
   const auto expected = Expected(ctx->state, now, horizon, &days);
   if (!expected || *expected <= 0) return;
+  // A sparse what-if not built yet has had nothing taken from it: it holds
+  // at least the GPUs free now and those of the nodes this pass buys. When
+  // they cover the forecast, it need not be built to say so.
+  if (ctx->sparse() && !ctx->HasSnap()) {
+    double least = 0;
+    for (size_t q = 0; q < ctx->spec.pools.size(); ++q) least += double{1} * ctx->extra_nodes[q] * ctx->spec.pools[q].type.gpus;
+    auto add = [&](size_t pos) {
+      if (ctx->InSparseWhatIf(pos)) least += ctx->index->node(pos).free;
+    };
+    ctx->index->ready_free().ForEach(add);
+    ctx->index->booting_free().ForEach(add);
+    if (*expected - least <= 0) return;
+  }
   // Free GPUs the what-if has left: ready, booting, and soon freed, after
   // every pending job's claim.
-  const double free = static_cast<double>(ctx->snap->total_free());
+  const double free = static_cast<double>(ctx->Snap().total_free());
   const double short_by = *expected - free;
   if (short_by <= 0) return;
   const int nodes = std::min(ctx->max_nodes[pool] - ctx->live[pool],

@@ -15,7 +15,7 @@ using model::JobState;
 
 void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, ScalingPlan* plan) const {
   if (!o_.enabled || ctx->demands.empty()) return;
-  sched::CapacitySnapshot& snap = *ctx->snap;
+  sched::CapacitySnapshot& snap = ctx->Snap();
   // Every job that may ever be a victim, in the order victims are chosen:
   // least work lost, then lowest priority, fewest GPUs, lowest id. Each
   // waiting job below takes the ones it may preempt from this list, so the
@@ -36,7 +36,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
       continue;  // a slice rarely frees a whole GPU
     }
     // The what-if already counts a freeing job's GPUs as free.
-    if (ctx->freeing.contains(j.id)) continue;
+    if (ctx->Freeing(j)) continue;
     sched::PoolMask pools = 0;
     for (const auto& sh : j.alloc) {
       if (const int slot = ctx->SlotOf(sh.node); slot >= 0) pools |= sched::PoolBit(snap.pool(slot));

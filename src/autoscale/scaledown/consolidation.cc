@@ -91,7 +91,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     }
     const Duration rest = j.state == JobState::kRunning ? Remaining(ctx->state, j, now) : Duration{0};
     bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
-                   j.spec.slice_units == 0 && !ctx->touched.contains(j.id) && !ctx->freeing.contains(j.id) &&
+                   j.spec.slice_units == 0 && !ctx->touched.contains(j.id) && !ctx->Freeing(j) &&
                    on.size() == 1 && j.alloc.size() == 1;
     if (movable && o_.max_unsaved.count() > 0 && model::UnsavedWorkOf(ctx->state, j, now) > static_cast<double>(o_.max_unsaved.count())) {
       movable = false;

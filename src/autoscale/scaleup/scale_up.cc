@@ -225,7 +225,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   }
 
   BinpackingEstimator estimator(o_.gang_aware, o_.egress_aware);
-  sched::CapacitySnapshot& snap = *ctx->snap;
+  sched::CapacitySnapshot& snap = ctx->Snap();
   model::NodeId next_template_id = -1;
   int pools_grown = 0;
   bool exhausted = false;
