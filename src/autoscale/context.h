@@ -108,6 +108,16 @@ struct PassContext {
     if (sparse_) return static_cast<size_t>(slot) < state.nodes.size() ? &state.nodes[slot] : nullptr;
     return node_at_[slot];
   }
+  // GPUs free now on the node of a slot, and whether it runs nothing, from
+  // the index's compact records when it has them.
+  int NodeFree(int slot) const {
+    return sparse_ ? index->node(static_cast<size_t>(slot)).free : node_at_[slot]->free_gpus;
+  }
+  bool NodeIdle(int slot) const {
+    if (!sparse_) return node_at_[slot]->idle();
+    const auto& n = index->node(static_cast<size_t>(slot));
+    return n.free == n.gpus;
+  }
   // The pool of a slot, read without building a sparse what-if.
   int PoolOfSlot(int slot) const {
     if (sparse_ && static_cast<size_t>(slot) < state.nodes.size()) return index->node(static_cast<size_t>(slot)).pool;

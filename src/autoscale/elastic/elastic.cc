@@ -23,10 +23,11 @@ namespace {
 
 // GPUs of a ready node's slot free now: unallocated in the live state and
 // not yet taken by a resize earlier in this pass.
-int FreeNow(const PassContext& ctx, const model::Node& n, int slot) {
-  if (ctx.taken_now.empty()) return n.free_gpus;
+int FreeNow(const PassContext& ctx, int slot) {
+  const int free = ctx.NodeFree(slot);
+  if (ctx.taken_now.empty()) return free;
   const auto t = ctx.taken_now.find(slot);
-  return n.free_gpus - (t == ctx.taken_now.end() ? 0 : t->second);
+  return free - (t == ctx.taken_now.end() ? 0 : t->second);
 }
 
 // Slots of ready nodes (growth lands only where a node is up) with a GPU
@@ -38,7 +39,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     x->ready_free().ForEach([&](size_t pos) {
       const auto& n = x->node(pos);
       if (n.noticed || ctx.leaving.contains(n.id)) return;
-      if (const int slot = ctx.SlotOfFreeNode(pos); slot >= 0 && FreeNow(ctx, ctx.state.nodes[pos], slot) > 0) {
+      if (const int slot = ctx.SlotOfFreeNode(pos); slot >= 0 && FreeNow(ctx, slot) > 0) {
         slots.push_back(slot);
       }
     });
@@ -49,7 +50,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     if (n.free_gpus <= 0 || n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) {
       continue;
     }
-    if (const int slot = ctx.SlotOf(n.id); slot >= 0 && FreeNow(ctx, n, slot) > 0) slots.push_back(slot);
+    if (const int slot = ctx.SlotOf(n.id); slot >= 0 && FreeNow(ctx, slot) > 0) slots.push_back(slot);
   }
   if (!std::is_sorted(slots.begin(), slots.end())) std::sort(slots.begin(), slots.end());
   return slots;
@@ -76,7 +77,7 @@ int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int w
   {
     sched::CapacitySnapshot::Fork hide(&snap);
     for (int s : slots) {
-      const int now_free = FreeNow(*ctx, *ctx->NodeAt(s), s);
+      const int now_free = FreeNow(*ctx, s);
       if (snap.free(s) > now_free) snap.Take(s, snap.free(s) - std::max(0, now_free));
     }
     placed = snap.PlaceOnSlots(slots, g, workers, &shares);
@@ -315,8 +316,8 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     most.assign(ctx->spec.pools.size(), 0);
     for (int s : ready) {
       const int p = ctx->PoolOfSlot(s);
-      if (ctx->spec.pools[p].tier != model::Tier::kReserved && ctx->NodeAt(s)->idle()) continue;
-      const int now_free = std::max(0, FreeNow(*ctx, *ctx->NodeAt(s), s));
+      if (ctx->spec.pools[p].tier != model::Tier::kReserved && ctx->NodeIdle(s)) continue;
+      const int now_free = std::max(0, FreeNow(*ctx, s));
       // A what-if not built yet holds at least what is free now: nothing has taken from it.
       most[p] = std::max(most[p], ctx->HasSnap() ? std::min(ctx->Snap().free(s), now_free) : now_free);
     }
@@ -339,8 +340,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     std::vector<int> slots;
     for (int s : EligibleSlots(*ctx, ready, *j)) {
       const bool reserved = ctx->spec.pools[ctx->PoolOfSlot(s)].tier == model::Tier::kReserved;
-      const model::Node* n = ctx->NodeAt(s);
-      if (reserved || !n->idle()) slots.push_back(s);
+      if (reserved || !ctx->NodeIdle(s)) slots.push_back(s);
     }
     std::vector<sched::SlotShare> shares;
     const int placed =
