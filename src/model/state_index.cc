@@ -118,12 +118,23 @@ void StateIndex::Leave(const NodeRec& r, size_t pos) {
 }
 
 void StateIndex::CountOutOfOrder() {
-  node_pos_.clear();
   // Called once every node was read (Build, the end of Sync): no placeholder is left.
-  for (size_t i = 0; i < nodes_.size(); ++i) node_pos_[nodes_[i].id] = static_cast<int>(i);
   out_of_order_ = 0;
   for (size_t i = 1; i < nodes_.size(); ++i) out_of_order_ += nodes_[i].id <= nodes_[i - 1].id;
+  node_pos_.clear();
+  if (out_of_order_ > 0) {
+    for (size_t i = 0; i < nodes_.size(); ++i) node_pos_[nodes_[i].id] = static_cast<int>(i);
+  }
   ids_changed_ = false;
+}
+
+int StateIndex::NodePos(NodeId id) const {
+  if (out_of_order_ > 0) {
+    auto it = node_pos_.find(id);
+    return it == node_pos_.end() ? -1 : it->second;
+  }
+  auto it = std::lower_bound(nodes_.begin(), nodes_.end(), id, [](const NodeRec& n, NodeId v) { return n.id < v; });
+  return it != nodes_.end() && it->id == id ? static_cast<int>(it - nodes_.begin()) : -1;
 }
 
 StateIndex StateIndex::Build(const ClusterState& state) {
@@ -301,6 +312,12 @@ std::string StateIndex::Diff(const ClusterState& state) const {
   }
   if (out_of_order_ != fresh.out_of_order_) out.push_back("node id order");
   if (node_pos_ != fresh.node_pos_) out.push_back("node positions");
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (NodePos(nodes_[i].id) != fresh.NodePos(nodes_[i].id)) {
+      out.push_back(StrCat("position of node ", nodes_[i].id));
+      break;
+    }
+  }
   return StrJoin(out, ", ");
 }
 

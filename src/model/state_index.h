@@ -159,11 +159,9 @@ class StateIndex {
   int64_t EverSlots(uint64_t pool_mask, int gpus_per_worker) const;
   // Whether node ids increase with position (the simulator keeps them so).
   bool nodes_in_id_order() const { return out_of_order_ == 0; }
-  // The position of node `id`, or -1.
-  int NodePos(NodeId id) const {
-    auto it = node_pos_.find(id);
-    return it == node_pos_.end() ? -1 : it->second;
-  }
+  // The position of node `id`, or -1: a binary search while ids increase
+  // with position, a hash map otherwise.
+  int NodePos(NodeId id) const;
   // The position of job `id`, or -1.
   int JobPos(JobId id) const {
     auto it = job_pos_.find(id);
@@ -195,7 +193,9 @@ class StateIndex {
   std::vector<JobRec> jobs_;
   absl::flat_hash_map<JobId, uint32_t> job_pos_;  // of the jobs read
   std::vector<NodeRec> nodes_;
-  absl::flat_hash_map<NodeId, int> node_pos_;  // of the nodes read, made again when ids move
+  // Of the nodes read, made again when ids move, and only while they are
+  // out of order: in order, a binary search finds them.
+  absl::flat_hash_map<NodeId, int> node_pos_;
   std::vector<uint8_t> job_touched_, node_touched_;
   std::vector<uint32_t> touched_jobs_, touched_nodes_;
   const ClusterState* synced_ = nullptr;

@@ -179,5 +179,32 @@ TEST(StateIndexTest, AnswersTheQuestionsOfAPass) {
   EXPECT_EQ(x.NodePos(4), -1);
 }
 
+TEST(StateIndexTest, FindsNodesWhoseIdsAreOutOfOrder) {
+  ClusterState state;
+  for (NodeId id : {5, 3, 9}) {
+    Node n;
+    n.id = id;
+    n.gpus = 8;
+    n.state = NodeState::kReady;
+    state.nodes.push_back(n);
+  }
+  StateIndex x = StateIndex::Build(state);
+  EXPECT_FALSE(x.nodes_in_id_order());
+  EXPECT_EQ(x.NodePos(5), 0);
+  EXPECT_EQ(x.NodePos(3), 1);
+  EXPECT_EQ(x.NodePos(9), 2);
+  EXPECT_EQ(x.NodePos(4), -1);
+  // Without node 3 the ids increase again: found by a binary search.
+  x.RemoveNode(1);
+  state.nodes.erase(state.nodes.begin() + 1);
+  x.Sync(state);
+  EXPECT_TRUE(x.nodes_in_id_order());
+  EXPECT_EQ(x.NodePos(5), 0);
+  EXPECT_EQ(x.NodePos(9), 1);
+  EXPECT_EQ(x.NodePos(3), -1);
+  EXPECT_EQ(x.NodePos(10), -1);
+  EXPECT_EQ(x.Diff(state), "");
+}
+
 }  // namespace
 }  // namespace tide::model
