@@ -183,6 +183,7 @@ SimRun Simulate(const std::string& name, const model::ClusterSpec& base, const s
   o.seed = seed;
   o.record_decisions = true;
   o.every_tick = every_tick;
+  o.check_index = true;  // the state index must match a fresh build before every decision
   sim::Simulator sim(&spec, *policy, o, &trace, checker);
   auto out = sim.Run();
   EXPECT_TRUE(out.ok()) << out.status();
@@ -442,6 +443,7 @@ TEST(EveryPolicyOnTest, InvariantsHold) {
     so.world.spot.mean_time_to_interrupt = Hours(1);
     so.world.storage.load_gb = 100;
     so.world.storage.max_concurrent = 3;
+    so.check_index = true;  // the state index must match a fresh build before every decision
     EveryPolicyChecker checker(o.budget);
     sim::Simulator sim(&base, *policy, so, &trace, &checker);
     auto out = sim.Run();

@@ -38,6 +38,7 @@ class SimulatorTest : public ::testing::Test {
     o.record_decisions = true;
     o.every_tick = every_tick;
     o.record_timeline = timeline;
+    o.check_index = true;  // the state index must match a fresh build before every decision
     Simulator sim(&spec_for_run_, *policy, o, &trace);
     auto out = sim.Run();
     EXPECT_TRUE(out.ok()) << out.status();
