@@ -4,8 +4,10 @@
 #ifndef TIDE_SCHED_ELIGIBILITY_H_
 #define TIDE_SCHED_ELIGIBILITY_H_
 
+#include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "model/cluster.h"
 #include "sched/snapshot.h"
 
@@ -20,6 +22,23 @@ namespace tide::sched {
 //   - a pool with a min_priority takes only jobs of that priority or above;
 //   - a job that names GPU models (gpu_models) runs only on pools of one.
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
+
+// EligiblePools for the many jobs of one pass, remembered by the fields the
+// rule reads (GPUs per worker, priority class, slice size, preemptible,
+// protected): a queue of thousands of jobs has a few shapes. A job that
+// names GPU models is worked out each time. The spec must not change while
+// the memo is in use.
+class EligibilityMemo {
+ public:
+  explicit EligibilityMemo(const model::ClusterSpec& spec) : spec_(&spec) {}
+  PoolMask operator()(const model::JobSpec& job);
+
+ private:
+  const model::ClusterSpec* spec_;
+  absl::flat_hash_map<uint64_t, PoolMask> masks_;
+  uint64_t last_key_ = ~uint64_t{0};  // the last shape asked, answered without a hash
+  PoolMask last_mask_ = 0;
+};
 
 // Workers of `gpus_per_worker` GPUs that the pools in `mask` hold with every
 // pool at its max_nodes and every node empty.

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testutil/builders.h"
@@ -113,6 +114,22 @@ TEST_F(EligibilityTest, DataRegionFirstWithinATier) {
   // The reserved base stays first: it is paid for whether used or not.
   j.data_region = "north";
   EXPECT_THAT(PlacementPreference(spec_, j, true), ElementsAre(PoolBit(0), PoolBit(1), PoolBit(2)));
+}
+
+TEST_F(EligibilityTest, TheMemoAnswersAsTheRuleDoes) {
+  spec_.pools[4].min_priority = 50;  // the small pool: high priority only
+  spec_.pools[0].type.gpu_model = "A100";
+  spec_.priority_classes = {{"high", 100, false}, {"normal", 50, false}, {"low", 0, true}};
+  EligibilityMemo memo(spec_);
+  Rng rng(5);
+  for (int i = 0; i < 2000; ++i) {
+    model::JobSpec j = Job(static_cast<int>(rng.UniformInt(1, 9)), static_cast<int>(rng.UniformInt(-1, 3)),
+                           rng.Bernoulli(0.5));
+    j.is_protected = rng.Bernoulli(0.2);
+    if (rng.Bernoulli(0.1)) j.slice_units = static_cast<int>(rng.UniformInt(1, 7));
+    if (rng.Bernoulli(0.1)) j.gpu_models = {rng.Bernoulli(0.5) ? "A100" : "H100"};
+    ASSERT_EQ(memo(j), EligiblePools(spec_, j)) << "job " << i;
+  }
 }
 
 }  // namespace

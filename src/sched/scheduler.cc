@@ -331,6 +331,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // either): it is skipped without a look, which keeps a pass over a long
   // queue cheap.
   absl::flat_hash_map<std::pair<PoolMask, int>, int> no_fit;
+  EligibilityMemo eligible(spec);
   for (const Job* job : pending) {
     if (snap.total_free() == 0 && !any_mig) break;
     if (job->spec.slice_units > 0) {
@@ -361,7 +362,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       out.placements.push_back(std::move(p));
       continue;
     }
-    const PoolMask mask = EligiblePools(spec, job->spec);
+    const PoolMask mask = eligible(job->spec);
     const int g = job->spec.gpus_per_worker;
     const auto shape = std::make_pair(mask, g);
     if (auto it = no_fit.find(shape); it != no_fit.end() && job->spec.MinWorkers() >= it->second) continue;

@@ -31,10 +31,6 @@ int64_t MaxWorkers(const ClusterSpec& spec, const Demand& d) {
   return sched::WorkersAtMax(spec, d.pools, d.gpus_per_worker);
 }
 
-bool CouldEverFit(const ClusterSpec& spec, const Demand& d) {
-  return d.pools != 0 && MaxWorkers(spec, d) >= d.min_workers;
-}
-
 // "a100 12/12, h100 4/4": the pools of `pools` against their max. `cache`
 // keeps each set's text for the pass, which may report thousands of jobs.
 const std::string& PoolsAtMax(const PassContext& ctx, sched::PoolMask pools,
@@ -101,12 +97,29 @@ std::string AtMaxLine(const model::JobSpec& js, std::string_view cause) {
 
 void ReportUnschedulable(PassContext* ctx, ScalingPlan* plan) {
   const ClusterSpec& spec = ctx->spec;
-  // Those that could ever fit stay, in order, compacted in place.
+  // Those that could ever fit stay, in order, compacted in place. A queue
+  // of thousands has a few shapes: each (pools, GPUs per worker) is summed
+  // once.
+  absl::flat_hash_map<std::pair<sched::PoolMask, int>, int64_t> at_max;
+  std::pair<sched::PoolMask, int> last_shape{0, 0};  // the last shape asked, answered without a hash
+  int64_t last_workers = 0;
+  auto could_ever_fit = [&](const Demand& d) {
+    if (d.pools == 0) return false;
+    const auto shape = std::make_pair(d.pools, d.gpus_per_worker);
+    if (shape != last_shape) {
+      auto [it, fresh] = at_max.try_emplace(shape, 0);
+      if (fresh) it->second = MaxWorkers(spec, d);
+      last_shape = shape;
+      last_workers = it->second;
+    }
+    return last_workers >= d.min_workers;
+  };
   size_t left = 0;
   for (size_t i = 0; i < ctx->demands.size(); ++i) {
     const Demand& d = ctx->demands[i];
-    if (CouldEverFit(spec, d)) {
-      ctx->demands[left++] = d;
+    if (could_ever_fit(d)) {
+      if (left != i) ctx->demands[left] = d;  // most stay where they are
+      ++left;
       continue;
     }
     const model::JobSpec& js = d.job->spec;
