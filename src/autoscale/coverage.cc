@@ -47,18 +47,20 @@ void IndexState(PassContext* ctx) {
     ctx->pending.reserve(x->pending().size());
     ctx->queued.clear();
     ctx->queued.reserve(x->pending().size());
-    // Queue order is not memory order: each job's fields (five cache lines
-    // of it) are fetched a few jobs ahead.
+    // Each demand is made from the index's compact facts of the job, not
+    // from the job (six cache lines, in queue order, which is not memory
+    // order); the facts are fetched a few jobs ahead.
     auto ahead = x->pending().begin();
     for (size_t k = 0; k < kAhead && ahead != x->pending().end(); ++k) ++ahead;
     for (const auto& q : x->pending()) {
-      if (ahead != x->pending().end()) {
-        const char* p = reinterpret_cast<const char*>(&jobs[(ahead++)->pos]);
-        for (size_t line = 0; line < sizeof(model::Job); line += 64) __builtin_prefetch(p + line);
-      }
-      const model::Job& j = jobs[q.pos];
-      ctx->pending.push_back(&j);
-      ctx->queued.push_back(Demand::For(&j, eligible(j.spec), j.spec.workers));
+      if (ahead != x->pending().end()) __builtin_prefetch(&x->pending_facts((ahead++)->pos));
+      const model::Job* j = &jobs[q.pos];
+      const model::StateIndex::PendingFacts& f = x->pending_facts(q.pos);
+      const sched::PoolMask pools = eligible.Of(f.gpus_per_worker, f.priority_class, f.slice_units, f.preemptible,
+                                                f.is_protected, f.names_gpu_models, j->spec);
+      ctx->pending.push_back(j);
+      ctx->queued.push_back(Demand{j, q.id, pools, f.workers, f.gpus_per_worker, f.slice_units, f.min_workers,
+                                   q.priority, true, f.moves_data, q.submit});
     }
     return;
   }

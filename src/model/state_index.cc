@@ -38,6 +38,16 @@ StateIndex::JobRec StateIndex::Read(const Job& j) {
     r.kind = 1;
     r.priority = j.priority;
     r.submit = j.spec.submit;
+    const JobSpec& js = j.spec;
+    r.facts = {js.workers,
+               js.MinWorkers(),
+               js.gpus_per_worker,
+               js.slice_units,
+               js.priority_class,
+               js.preemptible,
+               js.is_protected,
+               !js.gpu_models.empty(),
+               !js.data_region.empty() && (js.data_gb > 0 || js.output_gb > 0)};
   } else if (j.state != JobState::kCompleted) {
     r.kind = 2;
     r.end = j.expected_end;

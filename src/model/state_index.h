@@ -108,6 +108,21 @@ class StateIndex {
     bool noticed = false;  // reclaim_at is set
     bool operator==(const NodeFacts&) const = default;
   };
+  // What a pass reads of a pending job to make its demand, kept compact: a
+  // job's own struct spans six cache lines, and a queue of thousands is
+  // read in queue order, which is not memory order.
+  struct PendingFacts {
+    int workers = 0;
+    int min_workers = 0;  // JobSpec::MinWorkers()
+    int gpus_per_worker = 0;
+    int slice_units = 0;
+    int priority_class = 0;
+    bool preemptible = false;
+    bool is_protected = false;
+    bool names_gpu_models = false;  // gpu_models is not empty
+    bool moves_data = false;        // a data region, and data or output to move
+    bool operator==(const PendingFacts&) const = default;
+  };
   // A job that holds GPUs, ordered by when it is expected to give them back.
   struct End {
     Timestamp at;
@@ -151,6 +166,8 @@ class StateIndex {
   const PosSet& idle() const { return idle_; }                  // ready and running nothing
   const PosSet& staying() const { return staying_; }            // ready or provisioning, no notice
   const NodeFacts& node(size_t pos) const { return nodes_[pos]; }
+  // The facts of the pending job at `pos` (a position from pending()).
+  const PendingFacts& pending_facts(size_t pos) const { return jobs_[pos].facts; }
   // Nodes per pool (ClusterState::nodes holds no terminated node).
   int live(int pool) const { return pool < static_cast<int>(live_.size()) ? live_[pool] : 0; }
   int staying(int pool) const { return pool < static_cast<int>(staying_count_.size()) ? staying_count_[pool] : 0; }
@@ -179,6 +196,7 @@ class StateIndex {
     Timestamp submit{};
     Timestamp end{};
     JobId id = 0;
+    PendingFacts facts;  // pending jobs only
     bool operator==(const JobRec&) const = default;
   };
   using NodeRec = NodeFacts;

@@ -91,17 +91,17 @@ PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job
   return mask;
 }
 
-PoolMask EligibilityMemo::operator()(const model::JobSpec& job) {
+PoolMask EligibilityMemo::Of(int gpus_per_worker, int priority_class, int slice_units, bool preemptible,
+                             bool is_protected, bool names_gpu_models, const model::JobSpec& job) {
   // The key packs every field Eligible reads of a job; one out of its range
   // (or a list of GPU models) is worked out directly.
-  if (!job.gpu_models.empty() || job.gpus_per_worker < 0 || job.gpus_per_worker >= (1 << 24) ||
-      job.priority_class < -1 || job.priority_class >= (1 << 19) || job.slice_units < 0 || job.slice_units >= 256) {
+  if (names_gpu_models || gpus_per_worker < 0 || gpus_per_worker >= (1 << 24) || priority_class < -1 ||
+      priority_class >= (1 << 19) || slice_units < 0 || slice_units >= 256) {
     return EligiblePools(*spec_, job);
   }
-  const uint64_t key = static_cast<uint64_t>(job.gpus_per_worker) |
-                       static_cast<uint64_t>(job.priority_class + 1) << 24 |
-                       static_cast<uint64_t>(job.slice_units) << 44 | uint64_t{job.preemptible} << 52 |
-                       uint64_t{job.is_protected} << 53;
+  const uint64_t key = static_cast<uint64_t>(gpus_per_worker) | static_cast<uint64_t>(priority_class + 1) << 24 |
+                       static_cast<uint64_t>(slice_units) << 44 | uint64_t{preemptible} << 52 |
+                       uint64_t{is_protected} << 53;
   if (key == last_key_) return last_mask_;
   auto [it, fresh] = masks_.try_emplace(key, 0);
   if (fresh) it->second = EligiblePools(*spec_, job);

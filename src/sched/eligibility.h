@@ -31,7 +31,14 @@ PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job
 class EligibilityMemo {
  public:
   explicit EligibilityMemo(const model::ClusterSpec& spec) : spec_(&spec) {}
-  PoolMask operator()(const model::JobSpec& job);
+  PoolMask operator()(const model::JobSpec& job) {
+    return Of(job.gpus_per_worker, job.priority_class, job.slice_units, job.preemptible, job.is_protected,
+              !job.gpu_models.empty(), job);
+  }
+  // The same from those fields of `job` (a driver's compact copy of them):
+  // `job` itself is read only for a shape not seen yet or a list of GPU models.
+  PoolMask Of(int gpus_per_worker, int priority_class, int slice_units, bool preemptible, bool is_protected,
+              bool names_gpu_models, const model::JobSpec& job);
 
  private:
   const model::ClusterSpec* spec_;

@@ -88,15 +88,17 @@ class FakeMetrics final : public model::MetricsView {
   Timestamp NextFor(model::JobId job, Duration span, Timestamp t, P holds) const {
     const auto* s = Find(job);
     if (s == nullptr) return kInfiniteFuture;
-    std::optional<Timestamp> run;
+    bool in_run = false;  // the condition has held since `run`
+    Timestamp run = kInfinitePast;
     for (size_t i = 0; i < s->size(); ++i) {
       const auto& [at, v] = (*s)[i];
       const Timestamp end = i + 1 < s->size() ? (*s)[i + 1].first : kInfiniteFuture;
       if (holds(v)) {
-        if (!run) run = at;
-        if (*run + span < end && end > t) return std::max(t, *run + span);
+        if (!in_run) run = at;
+        in_run = true;
+        if (run + span < end && end > t) return std::max(t, run + span);
       } else {
-        run.reset();
+        in_run = false;
       }
     }
     return kInfiniteFuture;
