@@ -59,7 +59,13 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
   assert(pool >= 0 && pool < num_pools_);
   assert(gpus <= max_level_ && free >= 0 && free <= gpus);
   const int slot = size();
-  nodes_.push_back({id, pool, gpus, free});
+  nodes_.emplace_back();
+  Fill(slot, id, pool, gpus, free);
+  return slot;
+}
+
+void CapacitySnapshot::Fill(int slot, model::NodeId id, int pool, int gpus, int free) {
+  nodes_[slot] = {id, pool, gpus, free};
   // A full node is in no level: best fit never looks for 0 free GPUs, and
   // most nodes of a busy cluster are full.
   if (free > 0) {
@@ -69,7 +75,6 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
   nonempty_pools_ |= PoolBit(pool);
   total_free_ += free;
   pool_free_[pool] += free;
-  return slot;
 }
 
 void CapacitySnapshot::AddAbsent(int count) {
@@ -80,14 +85,7 @@ void CapacitySnapshot::AddAbsent(int count) {
 
 void CapacitySnapshot::Materialize(int slot, model::NodeId id, int pool, int gpus, int free) {
   assert(absent(slot) && pool >= 0 && pool < num_pools_ && gpus <= max_level_ && free >= 0 && free <= gpus);
-  nodes_[slot] = {id, pool, gpus, free};
-  if (free > 0) {
-    LevelInsert(pool * (max_level_ + 1) + free, slot);
-    CountSlots(pool, free, +1);
-  }
-  nonempty_pools_ |= PoolBit(pool);
-  total_free_ += free;
-  pool_free_[pool] += free;
+  Fill(slot, id, pool, gpus, free);
 }
 
 void CapacitySnapshot::SetFree(int slot, int value) {

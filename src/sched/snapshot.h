@@ -153,6 +153,8 @@ class CapacitySnapshot {
   void SetFree(int slot, int value);
   // Adds `sign` times the workers of every size that `free` GPUs of `pool` hold.
   void CountSlots(int pool, int free, int sign);
+  // Sets slot `slot` to the node given and enters its free GPUs in the levels and counts.
+  void Fill(int slot, model::NodeId id, int pool, int gpus, int free);
   // Finds the best-fit slot for one worker, or -1.
   int BestFit(PoolMask pools, int gpus_per_worker) const;
 
