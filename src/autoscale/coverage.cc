@@ -107,13 +107,22 @@ namespace {
 
 // Templates for the nodes this pass already buys (scheduled pre-warm): the
 // what-if counts them as booting.
-void AddPrewarmTemplates(const PassContext& ctx, sched::CapacitySnapshot* snap, bool dense, PassContext* dense_ctx) {
+// `dense_ctx`: the context of a dense what-if, which lists its slots' nodes.
+void AddPrewarmTemplates(const PassContext& ctx, sched::CapacitySnapshot* snap, PassContext* dense_ctx) {
   model::NodeId template_id = -1000000;
   for (int p = 0; p < static_cast<int>(ctx.spec.pools.size()); ++p) {
     for (int k = 0; k < ctx.extra_nodes[p]; ++k) {
       snap->AddNode(template_id--, p, ctx.spec.pools[p].type.gpus, ctx.spec.pools[p].type.gpus);
-      if (dense) dense_ctx->AddTemplateToWhatIf();
+      if (dense_ctx != nullptr) dense_ctx->AddTemplateToWhatIf();
     }
+  }
+}
+
+// Gives job `j`'s whole GPUs back to the what-if, on the nodes it holds.
+void GiveBack(const PassContext& ctx, const model::Job& j, sched::CapacitySnapshot* snap) {
+  for (const auto& sh : j.alloc) {
+    if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
+    if (const int slot = ctx.SlotOf(sh.node); slot >= 0) snap->Give(slot, sh.workers * j.spec.gpus_per_worker);
   }
 }
 
@@ -138,19 +147,14 @@ void BuildSparseWhatIf(const PassContext& ctx) {
   };
   x->ready_free().ForEach(fill);
   x->booting_free().ForEach(fill);
-  AddPrewarmTemplates(ctx, &snap, false, nullptr);
+  AddPrewarmTemplates(ctx, &snap, nullptr);
   ctx.SetSparse(std::move(owned));
   // The freeing jobs' GPUs, without reading every running job: the stopping
   // ones, those this pass stopped before coverage, then running ones by
   // expected end up to the lookahead (the entries say all that is asked of a
   // job until it is given back). The order of giving does not matter: no
   // fork is open.
-  auto give_back = [&](const model::Job& j) {
-    for (const auto& sh : j.alloc) {
-      if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-      if (const int slot = ctx.SlotOf(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
-    }
-  };
+  auto give_back = [&](const model::Job& j) { GiveBack(ctx, j, &snap); };
   x->stopping().ForEach([&](size_t pos) { give_back(jobs[pos]); });
   for (model::JobId id : ctx.stopped_before()) {
     const int pos = x->JobPos(id);
@@ -201,7 +205,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     if (!std::is_sorted(usable.begin(), usable.end(), by_id)) std::sort(usable.begin(), usable.end(), by_id);
     snap.reserve(usable.size());
     for (const auto* n : usable) ctx->AddToWhatIf(n, snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus));
-    AddPrewarmTemplates(*ctx, &snap, true, ctx);
+    AddPrewarmTemplates(*ctx, &snap, ctx);
     ctx->SetDense(std::move(owned));
     // Capacity that stopping jobs give back at once, and running jobs before
     // a new node could boot.
@@ -218,10 +222,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
       }
       if (!freeing) continue;
       ctx->FreeingJob(j.id);
-      for (const auto& sh : j.alloc) {
-        if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-        if (const int slot = ctx->SlotOf(sh.node); slot >= 0) snap.Give(slot, sh.workers * j.spec.gpus_per_worker);
-      }
+      GiveBack(*ctx, j, &snap);
     }
   }
   sched::CapacitySnapshot& snap = ctx->Snap();
