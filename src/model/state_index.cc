@@ -87,14 +87,31 @@ void StateIndex::Leave(const JobRec& r, size_t pos) {
   }
 }
 
+int StateIndex::KindOf(const NodeRec& r) {
+  if (r.state == NodeState::kProvisioning) return static_cast<int>(FreeKind::kBooting);
+  if (r.state != NodeState::kReady) return -1;
+  if (r.noticed) return static_cast<int>(FreeKind::kNoticed);
+  return static_cast<int>(r.free == r.gpus ? FreeKind::kIdle : FreeKind::kPartlyUsed);
+}
+
+void StateIndex::CountFree(const NodeRec& r, int sign) {
+  const int kind = KindOf(r);
+  if (kind < 0 || r.free < 0) return;
+  auto& c = by_free_[r.pool][static_cast<size_t>(kind)];
+  if (r.free >= static_cast<int>(c.size())) c.resize(r.free + 1, 0);
+  c[r.free] += sign;
+}
+
 void StateIndex::Enter(const NodeRec& r, size_t pos) {
   if (r.state == NodeState::kTerminated) return;
   if (r.pool >= static_cast<int>(live_.size())) {
     live_.resize(r.pool + 1, 0);
     staying_count_.resize(r.pool + 1, 0);
     usable_.resize(r.pool + 1);
+    by_free_.resize(r.pool + 1);
   }
   ++live_[r.pool];
+  CountFree(r, +1);
   const bool ready = r.state == NodeState::kReady, booting = r.state == NodeState::kProvisioning;
   if (ready || booting) {
     auto& u = usable_[r.pool];
@@ -115,6 +132,7 @@ void StateIndex::Enter(const NodeRec& r, size_t pos) {
 void StateIndex::Leave(const NodeRec& r, size_t pos) {
   if (r.state == NodeState::kTerminated) return;
   --live_[r.pool];
+  CountFree(r, -1);
   if (r.state == NodeState::kReady || r.state == NodeState::kProvisioning) --usable_[r.pool][r.gpus];
   if ((r.state == NodeState::kReady || r.state == NodeState::kProvisioning) && !r.noticed) {
     staying_.erase(pos);
@@ -132,13 +150,26 @@ void StateIndex::CountOutOfOrder() {
   out_of_order_ = 0;
   for (size_t i = 1; i < nodes_.size(); ++i) out_of_order_ += nodes_[i].id <= nodes_[i - 1].id;
   node_pos_.clear();
-  if (out_of_order_ > 0) {
+  // Small ids (the simulator numbers its nodes from 1) index a table. Its
+  // entries for ids gone are left as they were: NodePos checks each answer.
+  NodeId top = -1;
+  for (const NodeRec& n : nodes_) top = n.id < 0 ? kDenseNodeIds : std::max(top, n.id);
+  dense_ = top < kDenseNodeIds;
+  if (dense_) {
+    if (static_cast<size_t>(top) >= pos_by_id_.size()) pos_by_id_.resize(static_cast<size_t>(top) + 1, -1);
+    for (size_t i = 0; i < nodes_.size(); ++i) pos_by_id_[static_cast<size_t>(nodes_[i].id)] = static_cast<int>(i);
+  } else if (out_of_order_ > 0) {
     for (size_t i = 0; i < nodes_.size(); ++i) node_pos_[nodes_[i].id] = static_cast<int>(i);
   }
   ids_changed_ = false;
 }
 
 int StateIndex::NodePos(NodeId id) const {
+  if (dense_) {
+    if (id < 0 || static_cast<size_t>(id) >= pos_by_id_.size()) return -1;
+    const int p = pos_by_id_[static_cast<size_t>(id)];
+    return p >= 0 && static_cast<size_t>(p) < nodes_.size() && nodes_[p].id == id ? p : -1;
+  }
   if (out_of_order_ > 0) {
     auto it = node_pos_.find(id);
     return it == node_pos_.end() ? -1 : it->second;
@@ -287,7 +318,38 @@ int64_t StateIndex::EverSlots(uint64_t pool_mask, int gpus_per_worker) const {
   return slots;
 }
 
+int64_t StateIndex::FreeSlots(uint64_t pool_mask, int gpus_per_worker, bool with_booting) const {
+  if (gpus_per_worker <= 0) return 0;
+  int64_t slots = 0;
+  for (size_t p = 0; p < by_free_.size() && p < 64; ++p) {
+    if (!(pool_mask >> p & 1)) continue;
+    for (int k = 0; k < kFreeKinds; ++k) {
+      if (k == static_cast<int>(FreeKind::kBooting) && !with_booting) continue;
+      const auto& c = by_free_[p][static_cast<size_t>(k)];
+      for (size_t f = static_cast<size_t>(gpus_per_worker); f < c.size(); ++f) {
+        slots += int64_t{c[f]} * (static_cast<int64_t>(f) / gpus_per_worker);
+      }
+    }
+  }
+  return slots;
+}
 
+int StateIndex::MostFree(int pool, bool idle_too) const {
+  if (pool < 0 || static_cast<size_t>(pool) >= by_free_.size()) return 0;
+  int most = 0;
+  auto top = [&](FreeKind k) {
+    const auto& c = by_free_[pool][static_cast<size_t>(k)];
+    for (int f = static_cast<int>(c.size()) - 1; f > most; --f) {
+      if (c[f] > 0) {
+        most = f;
+        return;
+      }
+    }
+  };
+  top(FreeKind::kPartlyUsed);
+  if (idle_too) top(FreeKind::kIdle);
+  return most;
+}
 
 std::string StateIndex::Diff(const ClusterState& state) const {
   const StateIndex fresh = Build(state);
@@ -318,6 +380,17 @@ std::string StateIndex::Diff(const ClusterState& state) const {
       const int a = p < usable_.size() && g < usable_[p].size() ? usable_[p][g] : 0;
       const int b = p < fresh.usable_.size() && g < fresh.usable_[p].size() ? fresh.usable_[p][g] : 0;
       if (a != b) out.push_back(StrCat("usable nodes of pool ", p, " with ", g, " GPUs"));
+    }
+    for (int k = 0; k < kFreeKinds; ++k) {
+      const auto size = [&](const StateIndex& x) {
+        return p < x.by_free_.size() ? x.by_free_[p][static_cast<size_t>(k)].size() : size_t{0};
+      };
+      for (int f = 0; f < static_cast<int>(std::max(size(*this), size(fresh))); ++f) {
+        if (FreeCount(static_cast<int>(p), static_cast<FreeKind>(k), f) !=
+            fresh.FreeCount(static_cast<int>(p), static_cast<FreeKind>(k), f)) {
+          out.push_back(StrCat("nodes of pool ", p, " of kind ", k, " with ", f, " GPUs free"));
+        }
+      }
     }
   }
   if (out_of_order_ != fresh.out_of_order_) out.push_back("node id order");

@@ -24,6 +24,7 @@
 #ifndef TIDE_MODEL_STATE_INDEX_H_
 #define TIDE_MODEL_STATE_INDEX_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -174,10 +175,33 @@ class StateIndex {
   // How many workers of `gpus_per_worker` GPUs the ready and provisioning
   // nodes of the pools in `pool_mask` hold with all their GPUs free.
   int64_t EverSlots(uint64_t pool_mask, int gpus_per_worker) const;
+  // Ready and provisioning nodes counted by how many GPUs they have free, per
+  // pool: enough to say how many workers fit now, or the most one node could
+  // take, without a look at any node.
+  enum class FreeKind : uint8_t {
+    kPartlyUsed,  // ready, no notice, not idle (full ones too: 0 free)
+    kIdle,        // ready, no notice, every GPU free
+    kNoticed,     // ready, under notice
+    kBooting,     // provisioning
+  };
+  static constexpr int kFreeKinds = 4;
+  // How many nodes of `pool` and `kind` have exactly `free` GPUs free.
+  int FreeCount(int pool, FreeKind kind, int free) const {
+    if (pool < 0 || static_cast<size_t>(pool) >= by_free_.size()) return 0;
+    const auto& c = by_free_[pool][static_cast<size_t>(kind)];
+    return free >= 0 && static_cast<size_t>(free) < c.size() ? c[free] : 0;
+  }
+  // How many workers of `gpus_per_worker` GPUs the GPUs free now on the ready
+  // nodes (and, if `with_booting`, the provisioning ones) of the pools in
+  // `pool_mask` hold: what a capacity snapshot of those nodes would say.
+  int64_t FreeSlots(uint64_t pool_mask, int gpus_per_worker, bool with_booting) const;
+  // The most GPUs free on one ready node of `pool` with no notice: on a
+  // partly used one, or also on an idle one if `idle_too`. 0 if none.
+  int MostFree(int pool, bool idle_too) const;
   // Whether node ids increase with position (the simulator keeps them so).
   bool nodes_in_id_order() const { return out_of_order_ == 0; }
-  // The position of node `id`, or -1: a binary search while ids increase
-  // with position, a hash map otherwise.
+  // The position of node `id`, or -1: from a table while ids are small, else
+  // a binary search while ids increase with position, else a hash map.
   int NodePos(NodeId id) const;
   // The position of job `id`, or -1.
   int JobPos(JobId id) const {
@@ -214,6 +238,11 @@ class StateIndex {
   // Of the nodes read, made again when ids move, and only while they are
   // out of order: in order, a binary search finds them.
   absl::flat_hash_map<NodeId, int> node_pos_;
+  // Node positions by id while every id is below kDenseNodeIds (dense_); an
+  // entry may be stale, so each answer is checked against nodes_.
+  static constexpr NodeId kDenseNodeIds = NodeId{1} << 20;
+  std::vector<int> pos_by_id_;
+  bool dense_ = false;
   std::vector<uint8_t> job_touched_, node_touched_;
   std::vector<uint32_t> touched_jobs_, touched_nodes_;
   const ClusterState* synced_ = nullptr;
@@ -225,6 +254,10 @@ class StateIndex {
   PosSet ready_free_, booting_, booting_free_, noticed_, idle_, staying_;
   std::vector<int> live_, staying_count_;
   std::vector<std::vector<int>> usable_;  // [pool][gpus]: ready or provisioning nodes
+  std::vector<std::array<std::vector<int>, kFreeKinds>> by_free_;  // [pool][kind][free]: FreeCount
+  // The kind a node counts as in by_free_, or -1: none.
+  static int KindOf(const NodeRec& r);
+  void CountFree(const NodeRec& r, int sign);
   int out_of_order_ = 0;  // positions whose node id is not above the one before
   bool ids_changed_ = false;  // since out_of_order_ was counted
   bool dirty_ = true;  // touched since the last Sync

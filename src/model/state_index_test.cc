@@ -1,5 +1,6 @@
 #include "model/state_index.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/rng.h"
@@ -60,6 +61,32 @@ Node RandomNode(Rng& rng, NodeId id) {
   return n;
 }
 
+// The index's free-GPU answers, against a count of the nodes themselves.
+void ExpectCountsOf(const ClusterState& state, const StateIndex& x) {
+  for (uint64_t mask : {0b001u, 0b010u, 0b101u, 0b111u}) {
+    for (int g : {1, 2, 3, 4, 8}) {
+      for (bool booting : {false, true}) {
+        int64_t want = 0;
+        for (const Node& n : state.nodes) {
+          const bool counts = n.state == NodeState::kReady || (booting && n.state == NodeState::kProvisioning);
+          if (counts && (mask >> n.pool & 1)) want += n.free_gpus / g;
+        }
+        EXPECT_EQ(x.FreeSlots(mask, g, booting), want) << "pools " << mask << ", " << g << " GPUs per worker";
+      }
+    }
+  }
+  for (int pool = 0; pool < 3; ++pool) {
+    for (bool idle_too : {false, true}) {
+      int want = 0;
+      for (const Node& n : state.nodes) {
+        if (n.pool != pool || n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture) continue;
+        if (n.free_gpus < n.gpus || idle_too) want = std::max(want, n.free_gpus);
+      }
+      EXPECT_EQ(x.MostFree(pool, idle_too), want) << "pool " << pool << (idle_too ? ", idle too" : "");
+    }
+  }
+}
+
 // Random changes, told to the index as the simulator tells it, agree with a
 // fresh Build after every Sync.
 TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
@@ -67,7 +94,8 @@ TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
     Rng rng(seed);
     ClusterState state;
     JobId next_job = 1;
-    NodeId next_node = 1;
+    // Small node ids (a table finds them) and large ones (a binary search).
+    NodeId next_node = seed % 2 == 0 ? 1 : NodeId{1} << 40;
     for (int i = 0; i < 40; ++i) state.jobs.push_back(RandomJob(rng, next_job++));
     for (int i = 0; i < 20; ++i) state.nodes.push_back(RandomNode(rng, next_node++));
     StateIndex index = StateIndex::Build(state);
@@ -125,6 +153,9 @@ TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
         index.Sync(state);
         ASSERT_EQ(IndexFor(state), &index);
         ASSERT_EQ(index.Diff(state), "") << "seed " << seed << ", step " << step;
+        ExpectCountsOf(state, index);
+        for (size_t p = 0; p < state.nodes.size(); ++p) ASSERT_EQ(index.NodePos(state.nodes[p].id), static_cast<int>(p));
+        ASSERT_EQ(index.NodePos(next_node), -1);
       }
     }
   }
@@ -174,36 +205,46 @@ TEST(StateIndexTest, AnswersTheQuestionsOfAPass) {
   // Nodes 1, 2 (pool 0) and 3 (pool 1) are ready or booting; the draining one is not.
   EXPECT_EQ(x.EverSlots(0b01, 8), 2);
   EXPECT_EQ(x.EverSlots(0b11, 4), 6);
+  // Free now: node 1 (idle); node 3 is booting, node 5 draining.
+  EXPECT_EQ(x.FreeSlots(0b01, 8, false), 1);
+  EXPECT_EQ(x.FreeSlots(0b11, 4, false), 2);
+  EXPECT_EQ(x.FreeSlots(0b11, 4, true), 4);
+  EXPECT_EQ(x.MostFree(0, false), 0);  // node 2, the partly used one, is full
+  EXPECT_EQ(x.MostFree(0, true), 8);
   EXPECT_TRUE(x.nodes_in_id_order());
   EXPECT_EQ(x.NodePos(5), 3);
   EXPECT_EQ(x.NodePos(4), -1);
 }
 
 TEST(StateIndexTest, FindsNodesWhoseIdsAreOutOfOrder) {
-  ClusterState state;
-  for (NodeId id : {5, 3, 9}) {
-    Node n;
-    n.id = id;
-    n.gpus = 8;
-    n.state = NodeState::kReady;
-    state.nodes.push_back(n);
+  // Small ids are found in a table; large ones by a hash map, or by a binary
+  // search once they increase with position.
+  for (const NodeId base : {NodeId{0}, NodeId{1} << 40}) {
+    ClusterState state;
+    for (NodeId id : {5, 3, 9}) {
+      Node n;
+      n.id = base + id;
+      n.gpus = 8;
+      n.state = NodeState::kReady;
+      state.nodes.push_back(n);
+    }
+    StateIndex x = StateIndex::Build(state);
+    EXPECT_FALSE(x.nodes_in_id_order());
+    EXPECT_EQ(x.NodePos(base + 5), 0);
+    EXPECT_EQ(x.NodePos(base + 3), 1);
+    EXPECT_EQ(x.NodePos(base + 9), 2);
+    EXPECT_EQ(x.NodePos(base + 4), -1);
+    // Without node 3 the ids increase again.
+    x.RemoveNode(1);
+    state.nodes.erase(state.nodes.begin() + 1);
+    x.Sync(state);
+    EXPECT_TRUE(x.nodes_in_id_order());
+    EXPECT_EQ(x.NodePos(base + 5), 0);
+    EXPECT_EQ(x.NodePos(base + 9), 1);
+    EXPECT_EQ(x.NodePos(base + 3), -1);
+    EXPECT_EQ(x.NodePos(base + 10), -1);
+    EXPECT_EQ(x.Diff(state), "");
   }
-  StateIndex x = StateIndex::Build(state);
-  EXPECT_FALSE(x.nodes_in_id_order());
-  EXPECT_EQ(x.NodePos(5), 0);
-  EXPECT_EQ(x.NodePos(3), 1);
-  EXPECT_EQ(x.NodePos(9), 2);
-  EXPECT_EQ(x.NodePos(4), -1);
-  // Without node 3 the ids increase again: found by a binary search.
-  x.RemoveNode(1);
-  state.nodes.erase(state.nodes.begin() + 1);
-  x.Sync(state);
-  EXPECT_TRUE(x.nodes_in_id_order());
-  EXPECT_EQ(x.NodePos(5), 0);
-  EXPECT_EQ(x.NodePos(9), 1);
-  EXPECT_EQ(x.NodePos(3), -1);
-  EXPECT_EQ(x.NodePos(10), -1);
-  EXPECT_EQ(x.Diff(state), "");
 }
 
 }  // namespace

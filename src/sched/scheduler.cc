@@ -102,6 +102,35 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     pending = PendingInQueueOrder(state, &active);
   }
   if (pending.empty()) return out;
+  EligibilityMemo eligible(spec);
+  // With backfill, a pass in which no waiting job fits now places nothing and
+  // reserves nothing (a reservation is worked out only once a later job
+  // fits). The index's counts of free GPUs say whether any fits, without a
+  // snapshot: most passes that find nothing to start end here.
+  if (idx != nullptr && options_.backfill) {
+    bool any_fits = false;
+    std::vector<std::pair<std::pair<PoolMask, int>, int>> failed;  // shape -> fewest workers that did not fit
+    for (const Job* job : pending) {
+      if (job->spec.slice_units > 0) {
+        any_fits = true;  // slices are placed GPU by GPU: the counts do not tell
+        break;
+      }
+      const auto shape = std::make_pair(eligible(job->spec), job->spec.gpus_per_worker);
+      const int need = job->spec.MinWorkers();
+      auto seen = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == shape; });
+      if (seen != failed.end() && need >= seen->second) continue;
+      if (idx->FreeSlots(shape.first, shape.second, options_.place_on_provisioning) >= need) {
+        any_fits = true;
+        break;
+      }
+      if (seen == failed.end()) {
+        failed.emplace_back(shape, need);
+      } else {
+        seen->second = need;
+      }
+    }
+    if (!any_fits) return out;
+  }
 
   CapacitySnapshot snap(num_pools, max_gpus);
   std::vector<int> pool_of;
@@ -331,7 +360,6 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // either): it is skipped without a look, which keeps a pass over a long
   // queue cheap.
   absl::flat_hash_map<std::pair<PoolMask, int>, int> no_fit;
-  EligibilityMemo eligible(spec);
   for (const Job* job : pending) {
     if (snap.total_free() == 0 && !any_mig) break;
     if (job->spec.slice_units > 0) {

@@ -68,8 +68,11 @@ Timestamp SimMetrics::NextFor(model::JobId job, Duration span, Timestamp t, Pred
   const JobRun& seg = it->second.segments.back();
   if (t < seg.start()) return kInfiniteFuture;
   // Most questions of most runs have no answer (a training job is never
-  // idle for half an hour): say so without walking every checkpoint.
-  if (!holds(seg.UtilAt(t)) && !seg.MayHoldLongerThan(holds, span)) return kInfiniteFuture;
+  // idle for half an hour): say so without walking every checkpoint. When
+  // no later piece may hold for longer than the span, only the run of pieces
+  // that holds at `t` (its load phase, say) may reach it.
+  const bool later_may = seg.MayHoldLongerThan(holds, span);
+  if (!holds(seg.UtilAt(t)) && !later_may) return kInfiniteFuture;
   Timestamp run_start = kInfiniteFuture;  // start of the current run of holding pieces
   if (holds(seg.UtilAt(t))) {
     run_start = *Since(job, t, holds);
@@ -87,6 +90,7 @@ Timestamp SimMetrics::NextFor(model::JobId job, Duration span, Timestamp t, Pred
       if (run_start == kInfiniteFuture) run_start = cur;
     } else {
       run_start = kInfiniteFuture;
+      if (!later_may) break;  // the run that held at `t` fell short
     }
   }
   return kInfiniteFuture;

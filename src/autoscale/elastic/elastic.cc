@@ -294,7 +294,6 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   }
   // Grow into free capacity on running nodes when nothing is waiting for it.
   if (!ctx->demands.empty() || !unserved.empty()) return;
-  const std::vector<int> ready = ReadySlots(*ctx);
   std::vector<const Job*> growable;
   for (const Job* jp : ctx->elastic) {
     const Job& j = *jp;
@@ -307,13 +306,23 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   std::sort(growable.begin(), growable.end(), [](const Job* a, const Job* b) {
     return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
   });
+  if (growable.empty()) return;
   // Per pool, the most GPUs a worker could get on one slot that growth may
   // use (PlaceOnFreeNow's: free in the what-if and free now): a job whose
   // pools offer fewer than a worker needs cannot grow, and is not tried.
-  // Worked out again after each growth, which takes some.
+  // Worked out again after each growth, which takes some. With an index,
+  // `most` starts as the bound its counts give (the most free on one ready
+  // node with no notice, partly used unless reserved), which nothing in the
+  // pass can raise: the ready slots are looked at only once a job passes it.
+  std::vector<int> ready;
+  bool looked = false;
   std::vector<int> most;
   auto work_out_most = [&] {
     most.assign(ctx->spec.pools.size(), 0);
+    if (!looked) {
+      ready = ReadySlots(*ctx);
+      looked = true;
+    }
     for (int s : ready) {
       const int p = ctx->PoolOfSlot(s);
       if (ctx->spec.pools[p].tier != model::Tier::kReserved && ctx->NodeIdle(s)) continue;
@@ -322,7 +331,14 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
       most[p] = std::max(most[p], ctx->HasSnap() ? std::min(ctx->Snap().free(s), now_free) : now_free);
     }
   };
-  work_out_most();
+  if (const model::StateIndex* x = ctx->index) {
+    most.assign(ctx->spec.pools.size(), 0);
+    for (size_t p = 0; p < most.size(); ++p) {
+      most[p] = x->MostFree(static_cast<int>(p), ctx->spec.pools[p].tier == model::Tier::kReserved);
+    }
+  } else {
+    work_out_most();
+  }
   for (const Job* j : growable) {
     if (ctx->now < j->last_resize + e_.cooldown || ctx->now < j->started + e_.cooldown) {
       plan->next_wakeup = std::min(plan->next_wakeup, std::max(j->last_resize, j->started) + e_.cooldown);
@@ -330,13 +346,19 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     }
     // Only GPUs paid for anyway: reserved nodes, or nodes busy with other work.
     // An idle on-demand node is better released than kept for growth.
-    if (ready.empty()) continue;  // no GPU is free now on a ready node
     const sched::PoolMask mask = sched::EligiblePools(ctx->spec, j->spec);
-    bool room = false;
-    for (size_t p = 0; p < most.size() && !room; ++p) {
-      room = (mask & sched::PoolBit(static_cast<int>(p))) && most[p] >= j->spec.gpus_per_worker;
+    auto room = [&] {
+      for (size_t p = 0; p < most.size(); ++p) {
+        if ((mask & sched::PoolBit(static_cast<int>(p))) && most[p] >= j->spec.gpus_per_worker) return true;
+      }
+      return false;
+    };
+    if (!room()) continue;
+    if (!looked) {
+      work_out_most();  // the bound let this job through: the slots tell
+      if (!room()) continue;
     }
-    if (!room) continue;
+    if (ready.empty()) continue;  // no GPU is free now on a ready node
     std::vector<int> slots;
     for (int s : EligibleSlots(*ctx, ready, *j)) {
       const bool reserved = ctx->spec.pools[ctx->PoolOfSlot(s)].tier == model::Tier::kReserved;
