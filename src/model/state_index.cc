@@ -145,15 +145,37 @@ void StateIndex::Leave(const NodeRec& r, size_t pos) {
   noticed_.erase(pos);
 }
 
+void StateIndex::Move(const JobRec& r, size_t from, size_t to) {
+  const auto p = static_cast<uint32_t>(to);
+  // The orders ignore positions: the entry is found and its position set in
+  // place, not taken out and put back.
+  if (r.kind == 1) {
+    const auto it = pending_.find(Queued{r.priority, r.submit, r.id, 0});
+    if (it != pending_.end()) const_cast<Queued&>(*it).pos = p;
+  } else if (r.kind == 2) {
+    for (PosSet* s : {&active_, &stopping_, &elastic_}) {
+      if (s->contains(from)) {
+        s->erase(from);
+        s->insert(to);
+      }
+    }
+    const auto it = ends_.find(End{r.end, r.id, 0, r.running});
+    if (it != ends_.end()) const_cast<End&>(*it).pos = p;
+  }
+}
+
 void StateIndex::CountOutOfOrder() {
   // Called once every node was read (Build, the end of Sync): no placeholder is left.
-  out_of_order_ = 0;
-  for (size_t i = 1; i < nodes_.size(); ++i) out_of_order_ += nodes_[i].id <= nodes_[i - 1].id;
-  node_pos_.clear();
   // Small ids (the simulator numbers its nodes from 1) index a table. Its
   // entries for ids gone are left as they were: NodePos checks each answer.
+  out_of_order_ = 0;
   NodeId top = -1;
-  for (const NodeRec& n : nodes_) top = n.id < 0 ? kDenseNodeIds : std::max(top, n.id);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeId id = nodes_[i].id;
+    if (i > 0) out_of_order_ += id <= nodes_[i - 1].id;
+    top = id < 0 ? kDenseNodeIds : std::max(top, id);
+  }
+  node_pos_.clear();
   dense_ = top < kDenseNodeIds;
   if (dense_) {
     if (static_cast<size_t>(top) >= pos_by_id_.size()) pos_by_id_.resize(static_cast<size_t>(top) + 1, -1);
@@ -246,9 +268,8 @@ void StateIndex::RemoveJob(size_t pos) {
   if (auto it = job_pos_.find(jobs_[pos].id); it != job_pos_.end() && it->second == pos) job_pos_.erase(it);
   if (pos != last) {
     // The last job takes this position, with what the index knew of it.
-    Leave(jobs_[last], last);
+    Move(jobs_[last], last, pos);
     jobs_[pos] = jobs_[last];
-    Enter(jobs_[pos], pos);
     if (auto it = job_pos_.find(jobs_[pos].id); it != job_pos_.end() && it->second == last) it->second = pos;
     const bool was_touched = job_touched_[last] != 0;
     job_touched_[pos] = 0;

@@ -228,6 +228,8 @@ class StateIndex {
   static NodeRec Read(const Node& n);
   void Enter(const JobRec& r, size_t pos);
   void Leave(const JobRec& r, size_t pos);
+  // The job of record `r` moves from position `from` to `to`, which no job holds.
+  void Move(const JobRec& r, size_t from, size_t to);
   void Enter(const NodeRec& r, size_t pos);
   void Leave(const NodeRec& r, size_t pos);
   void CountOutOfOrder();

@@ -145,10 +145,14 @@ bool SimMetrics::VisitByDue(bool below, double threshold, Duration span, Timesta
   for (auto& o : orders_) {
     if (o.below == below && o.threshold == threshold && o.span == span.count()) q = &o;
   }
+  // A run with no answer (most: a training job is never idle for long) is
+  // left out: its answer stays so until the run changes, and the walk below
+  // stops at the first such anyway.
   auto enter = [&](model::JobId job) {
     auto it = runs_->find(job);
     if (it == runs_->end() || it->second.segments.empty()) return;
     const Timestamp due = Due(*q, job, t);
+    if (due == kInfiniteFuture) return;
     q->due[job] = due;
     q->order.insert({due, job});
   };
