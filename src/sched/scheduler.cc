@@ -142,6 +142,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   std::vector<size_t> snap_pos;  // the node position of each snapshot slot
   if (idx != nullptr) {
     std::vector<size_t> booting;
+    snap_pos.reserve(idx->ready_free().size() + (options_.place_on_provisioning ? idx->booting_free().size() : 0));
     idx->ready_free().ForEach([&](size_t p) { snap_pos.push_back(p); });
     if (options_.place_on_provisioning) {
       idx->booting_free().ForEach([&](size_t p) { booting.push_back(p); });
@@ -152,8 +153,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     pool_of.reserve(snap_pos.size());
     snap.reserve(snap_pos.size());
     for (size_t p : snap_pos) {
-      const Node& n = state.nodes[p];
-      snap.AddNode(n.id, n.pool, n.gpus, n.free_gpus);
+      const auto& n = idx->node(p);  // the index's compact record of it
+      snap.AddNode(n.id, n.pool, n.gpus, n.free);
       pool_of.push_back(n.pool);
     }
   } else {

@@ -172,11 +172,16 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       if (policy_.autoscaler.forecast.enabled || (cons.enabled && cons.headroom_window.count() > 0)) {
         auto& arr = state_.arrivals;
         arr.push_back({job.spec.submit, job.spec.gpus()});
-        // Keep what the forecast looks back over, plus a day.
+        // Keep what the forecast looks back over, plus a day. `keep` only
+        // moves on, so the leading run of arrivals older than it only grows:
+        // counted on from where it was, not from the front each time.
         const Timestamp keep = e.time - Hours(24) * (policy_.autoscaler.forecast.days + 1);
-        size_t old = 0;
+        size_t& old = arrivals_expired_;
         while (old < arr.size() && arr[old].at < keep) ++old;
-        if (old > 1024) arr.erase(arr.begin(), arr.begin() + static_cast<long>(old));
+        if (old > 1024) {
+          arr.erase(arr.begin(), arr.begin() + static_cast<long>(old));
+          old = 0;
+        }
       }
       job_index_[job.id] = state_.jobs.size();
       index_.TouchJob(state_.jobs.size());

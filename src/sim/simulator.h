@@ -236,6 +236,7 @@ class Simulator {
   model::NodeId next_node_id_ = 1;
   Timestamp t0_{};
   Timestamp last_arrival_ = kInfinitePast;
+  size_t arrivals_expired_ = 0;  // leading entries of state_.arrivals known to be past what is kept
   Timestamp last_completion_ = kInfinitePast;
   Duration supply_period_{0};
   bool initializing_ = false;  // creating the initial fleet
