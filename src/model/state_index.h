@@ -175,22 +175,9 @@ class StateIndex {
   // How many workers of `gpus_per_worker` GPUs the ready and provisioning
   // nodes of the pools in `pool_mask` hold with all their GPUs free.
   int64_t EverSlots(uint64_t pool_mask, int gpus_per_worker) const;
-  // Ready and provisioning nodes counted by how many GPUs they have free, per
-  // pool: enough to say how many workers fit now, or the most one node could
-  // take, without a look at any node.
-  enum class FreeKind : uint8_t {
-    kPartlyUsed,  // ready, no notice, not idle (full ones too: 0 free)
-    kIdle,        // ready, no notice, every GPU free
-    kNoticed,     // ready, under notice
-    kBooting,     // provisioning
-  };
-  static constexpr int kFreeKinds = 4;
-  // How many nodes of `pool` and `kind` have exactly `free` GPUs free.
-  int FreeCount(int pool, FreeKind kind, int free) const {
-    if (pool < 0 || static_cast<size_t>(pool) >= by_free_.size()) return 0;
-    const auto& c = by_free_[pool][static_cast<size_t>(kind)];
-    return free >= 0 && static_cast<size_t>(free) < c.size() ? c[free] : 0;
-  }
+  // The next two come from counts of the ready and provisioning nodes by GPUs
+  // free, per pool, kept as nodes change: they look at no node.
+  //
   // How many workers of `gpus_per_worker` GPUs the GPUs free now on the ready
   // nodes (and, if `with_booting`, the provisioning ones) of the pools in
   // `pool_mask` hold: what a capacity snapshot of those nodes would say.
@@ -256,6 +243,20 @@ class StateIndex {
   PosSet ready_free_, booting_, booting_free_, noticed_, idle_, staying_;
   std::vector<int> live_, staying_count_;
   std::vector<std::vector<int>> usable_;  // [pool][gpus]: ready or provisioning nodes
+  // The kinds of node the free-GPU counts keep apart.
+  enum class FreeKind : uint8_t {
+    kPartlyUsed,  // ready, no notice, not idle (full ones too: 0 free)
+    kIdle,        // ready, no notice, every GPU free
+    kNoticed,     // ready, under notice
+    kBooting,     // provisioning
+  };
+  static constexpr int kFreeKinds = 4;
+  // How many nodes of `pool` and `kind` have exactly `free` GPUs free.
+  int FreeCount(int pool, FreeKind kind, int free) const {
+    if (pool < 0 || static_cast<size_t>(pool) >= by_free_.size()) return 0;
+    const auto& c = by_free_[pool][static_cast<size_t>(kind)];
+    return free >= 0 && static_cast<size_t>(free) < c.size() ? c[free] : 0;
+  }
   std::vector<std::array<std::vector<int>, kFreeKinds>> by_free_;  // [pool][kind][free]: FreeCount
   // The kind a node counts as in by_free_, or -1: none.
   static int KindOf(const NodeRec& r);

@@ -65,6 +65,25 @@ class Reservation {
   int64_t cap_ = 0;
 };
 
+// Shapes (pools, GPUs per worker) that did not fit in a pass, with the fewest
+// workers that did not. Placements only take capacity during a pass, so a
+// later job of a shape needing at least as many does not fit either: it is
+// skipped without a look, which keeps a pass over a long queue cheap.
+class NoFit {
+ public:
+  bool Covers(PoolMask pools, int g, int workers) const {
+    const auto it = fewest_.find({pools, g});
+    return it != fewest_.end() && workers >= it->second;
+  }
+  void Add(PoolMask pools, int g, int workers) {
+    auto [it, fresh] = fewest_.try_emplace({pools, g}, workers);
+    if (!fresh) it->second = std::min(it->second, workers);
+  }
+
+ private:
+  absl::flat_hash_map<std::pair<PoolMask, int>, int> fewest_;
+};
+
 }  // namespace
 
 SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) const {
@@ -109,25 +128,20 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // snapshot: most passes that find nothing to start end here.
   if (idx != nullptr && options_.backfill) {
     bool any_fits = false;
-    std::vector<std::pair<std::pair<PoolMask, int>, int>> failed;  // shape -> fewest workers that did not fit
+    NoFit failed;
     for (const Job* job : pending) {
       if (job->spec.slice_units > 0) {
         any_fits = true;  // slices are placed GPU by GPU: the counts do not tell
         break;
       }
-      const auto shape = std::make_pair(eligible(job->spec), job->spec.gpus_per_worker);
-      const int need = job->spec.MinWorkers();
-      auto seen = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == shape; });
-      if (seen != failed.end() && need >= seen->second) continue;
-      if (idx->FreeSlots(shape.first, shape.second, options_.place_on_provisioning) >= need) {
+      const PoolMask mask = eligible(job->spec);
+      const int g = job->spec.gpus_per_worker, need = job->spec.MinWorkers();
+      if (failed.Covers(mask, g, need)) continue;
+      if (idx->FreeSlots(mask, g, options_.place_on_provisioning) >= need) {
         any_fits = true;
         break;
       }
-      if (seen == failed.end()) {
-        failed.emplace_back(shape, need);
-      } else {
-        seen->second = need;
-      }
+      failed.Add(mask, g, need);
     }
     if (!any_fits) return out;
   }
@@ -355,12 +369,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     out.placements.push_back(std::move(p));
   };
 
-  // Shapes that did not fit: (pools, GPUs per worker) -> the fewest workers
-  // that failed. Placements only take capacity during a pass, so a later job
-  // of that shape needing at least as many fails too (and could not reserve
-  // either): it is skipped without a look, which keeps a pass over a long
-  // queue cheap.
-  absl::flat_hash_map<std::pair<PoolMask, int>, int> no_fit;
+  // A job of a shape that did not fit could not reserve either: skipped.
+  NoFit no_fit;
   for (const Job* job : pending) {
     if (snap.total_free() == 0 && !any_mig) break;
     if (job->spec.slice_units > 0) {
@@ -393,8 +403,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     }
     const PoolMask mask = eligible(job->spec);
     const int g = job->spec.gpus_per_worker;
-    const auto shape = std::make_pair(mask, g);
-    if (auto it = no_fit.find(shape); it != no_fit.end() && job->spec.MinWorkers() >= it->second) continue;
+    if (no_fit.Covers(mask, g, job->spec.MinWorkers())) continue;
     // An elastic job starts with as many workers as fit, up to its requested
     // size and at least its minimum; any other job needs its whole gang.
     const int64_t slots = snap.Slots(mask, g);
@@ -416,8 +425,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
       }
       continue;
     }
-    auto [nf, fresh] = no_fit.try_emplace(shape, job->spec.MinWorkers());
-    if (!fresh) nf->second = std::min(nf->second, job->spec.MinWorkers());
+    no_fit.Add(mask, g, job->spec.MinWorkers());
     if (!head) {
       blocked.emplace_back(job, mask);
       if (!options_.backfill) {

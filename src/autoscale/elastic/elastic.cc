@@ -314,16 +314,15 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   // `most` starts as the bound its counts give (the most free on one ready
   // node with no notice, partly used unless reserved), which nothing in the
   // pass can raise: the ready slots are looked at only once a job passes it.
-  std::vector<int> ready;
-  bool looked = false;
+  std::optional<std::vector<int>> ready_slots;
+  auto ready = [&]() -> const std::vector<int>& {
+    if (!ready_slots) ready_slots = ReadySlots(*ctx);
+    return *ready_slots;
+  };
   std::vector<int> most;
   auto work_out_most = [&] {
     most.assign(ctx->spec.pools.size(), 0);
-    if (!looked) {
-      ready = ReadySlots(*ctx);
-      looked = true;
-    }
-    for (int s : ready) {
+    for (int s : ready()) {
       const int p = ctx->PoolOfSlot(s);
       if (ctx->spec.pools[p].tier != model::Tier::kReserved && ctx->NodeIdle(s)) continue;
       const int now_free = std::max(0, FreeNow(*ctx, s));
@@ -354,13 +353,13 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
       return false;
     };
     if (!room()) continue;
-    if (!looked) {
+    if (!ready_slots) {
       work_out_most();  // the bound let this job through: the slots tell
       if (!room()) continue;
     }
-    if (ready.empty()) continue;  // no GPU is free now on a ready node
+    if (ready().empty()) continue;  // no GPU is free now on a ready node
     std::vector<int> slots;
-    for (int s : EligibleSlots(*ctx, ready, *j)) {
+    for (int s : EligibleSlots(*ctx, ready(), *j)) {
       const bool reserved = ctx->spec.pools[ctx->PoolOfSlot(s)].tier == model::Tier::kReserved;
       if (reserved || !ctx->NodeIdle(s)) slots.push_back(s);
     }
