@@ -155,21 +155,26 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   // slots after them when it first asks (`extra_slot`).
   std::vector<size_t> snap_pos;  // the node position of each snapshot slot
   if (idx != nullptr) {
-    std::vector<size_t> booting;
-    snap_pos.reserve(idx->ready_free().size() + (options_.place_on_provisioning ? idx->booting_free().size() : 0));
-    idx->ready_free().ForEach([&](size_t p) { snap_pos.push_back(p); });
-    if (options_.place_on_provisioning) {
-      idx->booting_free().ForEach([&](size_t p) { booting.push_back(p); });
-      std::vector<size_t> both(snap_pos.size() + booting.size());
-      std::merge(snap_pos.begin(), snap_pos.end(), booting.begin(), booting.end(), both.begin());
-      snap_pos = std::move(both);
-    }
-    pool_of.reserve(snap_pos.size());
-    snap.reserve(snap_pos.size());
-    for (size_t p : snap_pos) {
+    const size_t count =
+        idx->ready_free().size() + (options_.place_on_provisioning ? idx->booting_free().size() : 0);
+    snap_pos.reserve(count);
+    pool_of.reserve(count);
+    snap.reserve(count);
+    auto add = [&](size_t p) {
       const auto& n = idx->node(p);  // the index's compact record of it
       snap.AddNode(n.id, n.pool, n.gpus, n.free);
       pool_of.push_back(n.pool);
+      snap_pos.push_back(p);
+    };
+    if (options_.place_on_provisioning) {
+      std::vector<size_t> ready, booting;
+      idx->ready_free().ForEach([&](size_t p) { ready.push_back(p); });
+      idx->booting_free().ForEach([&](size_t p) { booting.push_back(p); });
+      std::vector<size_t> both(ready.size() + booting.size());
+      std::merge(ready.begin(), ready.end(), booting.begin(), booting.end(), both.begin());
+      for (size_t p : both) add(p);
+    } else {
+      idx->ready_free().ForEach(add);
     }
   } else {
     // Placeable nodes get snapshot slots in id order; nodes that will join

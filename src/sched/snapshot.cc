@@ -70,7 +70,7 @@ void CapacitySnapshot::Fill(int slot, model::NodeId id, int pool, int gpus, int 
   // most nodes of a busy cluster are full.
   if (free > 0) {
     LevelInsert(pool * (max_level_ + 1) + free, slot);
-    CountSlots(pool, free, +1);
+    stale_pools_ |= PoolBit(pool);
   }
   nonempty_pools_ |= PoolBit(pool);
   total_free_ += free;
@@ -104,15 +104,30 @@ void CapacitySnapshot::SetFree(int slot, int value) {
 }
 
 void CapacitySnapshot::CountSlots(int pool, int free, int sign) {
+  if (stale_pools_ & PoolBit(pool)) return;  // counted again when read
   int64_t* row = &slots_[static_cast<size_t>(pool) * (max_level_ + 1)];
   const int* q = &quotient_[static_cast<size_t>(free) * quotient_stride_];
   for (int g = 1; g <= free; ++g) row[g] += sign * q[g];
+}
+
+void CapacitySnapshot::RecountSlots(int pool) const {
+  const size_t base = static_cast<size_t>(pool) * (max_level_ + 1);
+  int64_t* row = &slots_[base];
+  std::fill_n(row, max_level_ + 1, 0);
+  for (int f = 1; f <= max_level_; ++f) {
+    const int64_t count = level_meta_[base + f].size;
+    if (count == 0) continue;
+    const int* q = &quotient_[static_cast<size_t>(f) * quotient_stride_];
+    for (int g = 1; g <= f; ++g) row[g] += count * q[g];
+  }
+  stale_pools_ &= ~PoolBit(pool);
 }
 
 int64_t CapacitySnapshot::Slots(PoolMask pools, int gpus_per_worker) const {
   if (gpus_per_worker <= 0 || gpus_per_worker > max_level_) return 0;
   int64_t slots = 0;
   PoolMask m = pools & nonempty_pools_;
+  for (PoolMask stale = m & stale_pools_; stale != 0; stale &= stale - 1) RecountSlots(__builtin_ctzll(stale));
   while (m) {
     const int p = __builtin_ctzll(m);
     m &= m - 1;

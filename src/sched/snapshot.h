@@ -199,8 +199,15 @@ class CapacitySnapshot {
   mutable std::vector<LevelMeta> level_meta_;
   size_t stride_ = 0;
   // slots_[pool * (max_level_ + 1) + g] = Slots(that pool, g), kept as free
-  // counts change: a pass asks Slots for each of 100,000 waiting jobs.
-  std::vector<int64_t> slots_;
+  // counts change: a pass asks Slots for each of 100,000 waiting jobs. A
+  // node added (AddNode, Materialize) only marks its pool's row stale; the
+  // row is counted again from the levels' sizes when Slots next reads it.
+  // Building a snapshot of hundreds of nodes thus counts each row once, not
+  // once per node.
+  mutable std::vector<int64_t> slots_;
+  mutable PoolMask stale_pools_ = 0;
+  // Counts pool `pool`'s row of slots_ from the sizes of its levels.
+  void RecountSlots(int pool) const;
   // quotient_[free * quotient_stride_ + g] = free / g, without dividing: a
   // table shared by every snapshot of nodes of up to 64 GPUs.
   const int* quotient_ = nullptr;
