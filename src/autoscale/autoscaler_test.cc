@@ -1,5 +1,6 @@
 #include "autoscale/autoscaler.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -423,7 +424,7 @@ std::string Describe(const ScalingPlan& plan) {
 // jobs and several option sets, the plans are the same whole.
 TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
   const model::ClusterSpec spec = testing::RandomSpec();
-  int actions = 0;
+  int actions = 0, forecasts = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     model::ClusterState state = testing::RandomState(&spec, seed);
     // Half the clusters have no job waiting: the passes the simulator runs most.
@@ -440,6 +441,17 @@ TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
       metrics.Set(j.id, std::move(series));
     }
     state.metrics = &metrics;
+    // A week of submissions, so that the forecast has history to act on: on
+    // some clusters it covers the GPUs free, on others not.
+    for (int d = 7; d >= 1; --d) {
+      const int64_t from = 3600 - d * int64_t{86400};
+      for (int64_t k = rng.UniformInt(d == 7 ? 1 : 0, 3); k > 0; --k) {
+        state.arrivals.push_back({At(from + (d == 7 && k == 1 ? 0 : rng.UniformInt(0, 120))),
+                                  static_cast<int>(rng.UniformInt(1, 40))});
+      }
+    }
+    std::sort(state.arrivals.begin(), state.arrivals.end(),
+              [](const model::ClusterState::Arrival& a, const model::ClusterState::Arrival& b) { return a.at < b.at; });
     for (int variant = 0; variant < 4; ++variant) {
       AutoscalerOptions o;
       o.forecast.enabled = variant % 2 == 1;
@@ -474,9 +486,11 @@ TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
       ASSERT_TRUE(indexed.ok()) << indexed.status();
       ASSERT_EQ(Describe(*indexed), Describe(*scanned)) << "seed " << seed << ", variant " << variant;
       actions += static_cast<int>(scanned->actions.size());
+      for (const auto& a : scanned->actions) forecasts += a.forecast;
     }
   }
   EXPECT_GT(actions, 1000);  // the random clusters give the passes plenty to do
+  EXPECT_GT(forecasts, 20);
 }
 
 }  // namespace

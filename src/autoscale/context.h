@@ -4,6 +4,7 @@
 #ifndef TIDE_AUTOSCALE_CONTEXT_H_
 #define TIDE_AUTOSCALE_CONTEXT_H_
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -151,6 +152,17 @@ struct PassContext {
   // Whether a node of the index at `pos` is in the sparse what-if.
   bool InSparseWhatIf(size_t pos) const {
     return index->staying().contains(pos) && !excluded_.contains(index->node(pos).id);
+  }
+  // The GPUs free now on the nodes InSparseWhatIf, from the index's sums
+  // rather than a walk of the nodes with a GPU free.
+  int64_t SparseFreeNow() const {
+    int64_t free = 0;
+    for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) free += index->staying_free(p);
+    for (const int64_t id : excluded_) {
+      const int pos = index->NodePos(id);
+      if (pos >= 0 && index->staying().contains(static_cast<size_t>(pos))) free -= std::max(0, index->node(pos).free);
+    }
+    return free;
   }
   const sched::SlotIndex& slot_index() const { return slot_of_; }
   // Sets the sparse what-if (by its builder, BuildSparseWhatIf).

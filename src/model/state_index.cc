@@ -107,6 +107,7 @@ void StateIndex::Enter(const NodeRec& r, size_t pos) {
   if (r.pool >= static_cast<int>(live_.size())) {
     live_.resize(r.pool + 1, 0);
     staying_count_.resize(r.pool + 1, 0);
+    staying_free_.resize(r.pool + 1, 0);
     usable_.resize(r.pool + 1);
     by_free_.resize(r.pool + 1);
   }
@@ -126,6 +127,7 @@ void StateIndex::Enter(const NodeRec& r, size_t pos) {
   if ((ready || booting) && !r.noticed) {
     staying_.insert(pos);
     ++staying_count_[r.pool];
+    staying_free_[r.pool] += std::max(0, r.free);
   }
 }
 
@@ -137,6 +139,7 @@ void StateIndex::Leave(const NodeRec& r, size_t pos) {
   if ((r.state == NodeState::kReady || r.state == NodeState::kProvisioning) && !r.noticed) {
     staying_.erase(pos);
     --staying_count_[r.pool];
+    staying_free_[r.pool] -= std::max(0, r.free);
   }
   ready_free_.erase(pos);
   idle_.erase(pos);
@@ -396,6 +399,9 @@ std::string StateIndex::Diff(const ClusterState& state) const {
   for (size_t p = 0; p < std::max(live_.size(), fresh.live_.size()); ++p) {
     if (live(static_cast<int>(p)) != fresh.live(static_cast<int>(p))) out.push_back(StrCat("live of pool ", p));
     if (staying(static_cast<int>(p)) != fresh.staying(static_cast<int>(p))) out.push_back(StrCat("staying of pool ", p));
+    if (staying_free(static_cast<int>(p)) != fresh.staying_free(static_cast<int>(p))) {
+      out.push_back(StrCat("GPUs free on staying nodes of pool ", p));
+    }
     const size_t n = std::max(p < usable_.size() ? usable_[p].size() : 0, p < fresh.usable_.size() ? fresh.usable_[p].size() : 0);
     for (size_t g = 0; g < n; ++g) {
       const int a = p < usable_.size() && g < usable_[p].size() ? usable_[p][g] : 0;

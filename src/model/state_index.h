@@ -172,6 +172,11 @@ class StateIndex {
   // Nodes per pool (ClusterState::nodes holds no terminated node).
   int live(int pool) const { return pool < static_cast<int>(live_.size()) ? live_[pool] : 0; }
   int staying(int pool) const { return pool < static_cast<int>(staying_count_.size()) ? staying_count_[pool] : 0; }
+  // The GPUs free on the ready and provisioning nodes of `pool` with no
+  // notice (those in staying()), kept as nodes change.
+  int64_t staying_free(int pool) const {
+    return pool < static_cast<int>(staying_free_.size()) ? staying_free_[pool] : 0;
+  }
   // How many workers of `gpus_per_worker` GPUs the ready and provisioning
   // nodes of the pools in `pool_mask` hold with all their GPUs free.
   int64_t EverSlots(uint64_t pool_mask, int gpus_per_worker) const;
@@ -242,6 +247,7 @@ class StateIndex {
   PosSet stopping_, elastic_;
   PosSet ready_free_, booting_, booting_free_, noticed_, idle_, staying_;
   std::vector<int> live_, staying_count_;
+  std::vector<int64_t> staying_free_;  // [pool]: staying_free()
   std::vector<std::vector<int>> usable_;  // [pool][gpus]: ready or provisioning nodes
   // The kinds of node the free-GPU counts keep apart.
   enum class FreeKind : uint8_t {

@@ -84,6 +84,12 @@ void ExpectCountsOf(const ClusterState& state, const StateIndex& x) {
       }
       EXPECT_EQ(x.MostFree(pool, idle_too), want) << "pool " << pool << (idle_too ? ", idle too" : "");
     }
+    int64_t staying_free = 0;
+    for (const Node& n : state.nodes) {
+      const bool usable = n.state == NodeState::kReady || n.state == NodeState::kProvisioning;
+      if (n.pool == pool && usable && n.reclaim_at == kInfiniteFuture) staying_free += n.free_gpus;
+    }
+    EXPECT_EQ(x.staying_free(pool), staying_free) << "pool " << pool;
   }
 }
 

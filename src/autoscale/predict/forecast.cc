@@ -68,11 +68,7 @@ void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   if (ctx->sparse() && !ctx->HasSnap()) {
     double least = 0;
     for (size_t q = 0; q < ctx->spec.pools.size(); ++q) least += double{1} * ctx->extra_nodes[q] * ctx->spec.pools[q].type.gpus;
-    auto add = [&](size_t pos) {
-      if (ctx->InSparseWhatIf(pos)) least += ctx->index->node(pos).free;
-    };
-    ctx->index->ready_free().ForEach(add);
-    ctx->index->booting_free().ForEach(add);
+    least += static_cast<double>(ctx->SparseFreeNow());
     if (*expected - least <= 0) return;
   }
   // Free GPUs the what-if has left: ready, booting, and soon freed, after

@@ -8,6 +8,7 @@
 #include "autoscale/schedule/cron.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/state_index.h"
 #include "testutil/builders.h"
 
 namespace tide::autoscale {
@@ -140,10 +141,12 @@ class ForecastEvaluateTest : public ::testing::Test {
     options_.horizon = Minutes(10);
   }
 
-  ScalingPlan Evaluate(Timestamp now) {
+  // `leaving`: nodes an earlier step of the pass took away (a cap's release).
+  ScalingPlan Evaluate(Timestamp now, const std::vector<model::NodeId>& leaving = {}) {
     ScalingPlan plan;
     ctx_ = std::make_unique<PassContext>(state_, now);
     IndexState(ctx_.get());
+    for (model::NodeId id : leaving) ctx_->leaving.insert(id);
     const ScheduleOptions no_rules;
     ScheduledCapacity(no_rules).ApplyLimits(ctx_.get(), &plan);
     BuildCoverage(ScaleUpOptions{}, ctx_.get(), &plan);
@@ -196,6 +199,23 @@ TEST_F(ForecastEvaluateTest, RoundsUpToWholeNodesAfterFreeCapacity) {
       EXPECT_EQ(plan.actions[0].count, c.count);
       EXPECT_TRUE(plan.actions[0].forecast);
     }
+  }
+}
+
+// With a driver's index, the GPUs free are summed from its counts; a node
+// this pass releases holds none of them, with or without the index.
+TEST_F(ForecastEvaluateTest, ANodeLeavingThisPassIsNotFreeCapacity) {
+  state_.nodes = {ReadyNode(1, 1, 8, 8), ReadyNode(2, 2, 4, 4)};  // twelve free: covered
+  for (bool indexed : {false, true}) {
+    SCOPED_TRACE(indexed ? "indexed" : "scanned");
+    const model::StateIndex index = model::StateIndex::Build(state_);
+    state_.index = indexed ? &index : nullptr;
+    EXPECT_TRUE(Evaluate(When(4, 9)).actions.empty());
+    const ScalingPlan plan = Evaluate(When(4, 9), {1});  // four free: 8 short
+    ASSERT_EQ(plan.actions.size(), 1u);
+    EXPECT_EQ(plan.actions[0].pool, 2);
+    EXPECT_EQ(plan.actions[0].count, 2);
+    state_.index = nullptr;
   }
 }
 
