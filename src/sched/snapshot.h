@@ -151,7 +151,8 @@ class CapacitySnapshot {
   };
 
   void SetFree(int slot, int value);
-  // Adds `sign` times the workers of every size that `free` GPUs of `pool` hold.
+  // Adds `sign` times the workers of every size that `free` GPUs of `pool`
+  // hold; nothing while the pool's counts are stale (they are made again).
   void CountSlots(int pool, int free, int sign);
   // Sets slot `slot` to the node given and enters its free GPUs in the levels and counts.
   void Fill(int slot, model::NodeId id, int pool, int gpus, int free);
