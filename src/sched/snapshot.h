@@ -98,7 +98,8 @@ class CapacitySnapshot {
 
   // How many workers of `gpus_per_worker` GPUs fit on the nodes of `pools`:
   // the sum of floor(free / gpus_per_worker). A gang of w workers fits
-  // exactly when this is >= w.
+  // exactly when this is >= w. It may recount a pool's cached counts, so a
+  // snapshot is read by one thread at a time (each pass builds its own).
   int64_t Slots(PoolMask pools, int gpus_per_worker) const;
 
   // Places `workers` workers by best fit (each on the node of `pools` with the
@@ -154,7 +155,7 @@ class CapacitySnapshot {
   // Adds `sign` times the workers of every size that `free` GPUs of `pool`
   // hold; nothing while the pool's counts are stale (they are made again).
   void CountSlots(int pool, int free, int sign);
-  // Sets slot `slot` to the node given and enters its free GPUs in the levels and counts.
+  // Sets slot `slot` to the node given, enters its free GPUs in the levels and marks its pool's counts stale.
   void Fill(int slot, model::NodeId id, int pool, int gpus, int free);
   // Finds the best-fit slot for one worker, or -1.
   int BestFit(PoolMask pools, int gpus_per_worker) const;
