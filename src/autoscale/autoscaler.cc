@@ -21,6 +21,7 @@ Result<Autoscaler> Autoscaler::Make(AutoscalerOptions o) {
   TIDE_RETURN_IF_ERROR(check(o.consolidation.min_ratio >= 0, "consolidation.min_ratio must be >= 0"));
   TIDE_RETURN_IF_ERROR(check(o.consolidation.min_run.count() >= 0, "consolidation.min_run must be >= 0"));
   TIDE_RETURN_IF_ERROR(check(o.consolidation.max_unsaved.count() >= 0, "consolidation.max_unsaved must be >= 0"));
+  TIDE_RETURN_IF_ERROR(check(o.scale_up.hedge.nodes >= 0, "boot_hedge must be >= 0"));
   TIDE_RETURN_IF_ERROR(check(o.forecast.days >= 1 && o.forecast.min_days >= 1, "forecast days must be >= 1"));
   TIDE_ASSIGN_OR_RETURN(ExpanderChain chain, ExpanderChain::Make(o.scale_up.expanders));
   return Autoscaler(std::move(o), std::move(chain));
@@ -62,7 +63,10 @@ Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timest
   ScaleUp(o.scale_up, o.tiers, chain_).Evaluate(&ctx, &plan, &blocked);
   if (!o.preemption.before_buying) preemption.Evaluate(&ctx, blocked, &plan);
   elastic.AfterScaleUp(&ctx, ctx.demands, &plan);
-  if (o.scale_up.enabled) Forecast(o.forecast, o.scan_interval).Evaluate(&ctx, &plan);
+  if (o.scale_up.enabled) {
+    Forecast(o.forecast, o.scan_interval).Evaluate(&ctx, &plan);
+    BootHedge(o.scale_up.hedge).Evaluate(&ctx, &plan);
+  }
   if (o.scale_down.enabled) {
     Consolidation(o.consolidation, o.scale_down.idle.idle_after, o.scale_down.idle.release_reserved)
         .Evaluate(&ctx, &plan);

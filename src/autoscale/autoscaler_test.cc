@@ -458,6 +458,7 @@ TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
       o.preemption.before_buying = variant == 2;
       o.consolidation.enabled = variant == 3;
       o.budget.max_nodes = variant == 1 ? 3 : 0;
+      o.scale_up.hedge.nodes = variant < 2 ? variant + 1 : 0;
       if (variant >= 2) {
         o.scale_up.release_lookahead = Seconds(600);
         CronRule cap;

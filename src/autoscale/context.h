@@ -183,6 +183,9 @@ struct PassContext {
   int disruption_allowance = 0;
   int disruption_max = 0;  // the budget's max_nodes (a huge number if unlimited)
   bool budget_blocked = false;  // refused something the budget will allow later
+  // The forecast expects work within its horizon this pass (BootHedge then
+  // keeps booting nodes for it).
+  bool forecast_expects = false;
 
   // Pool `p`'s spot capacity is known to be out (a create failed) since.
   bool SpotOut(int p) const {

@@ -51,6 +51,7 @@ struct Action {
   std::string cause;
   bool cancel = false;    // kReclaim: cancel instead of requeue
   bool forecast = false;  // kScaleUp: bought ahead of forecast demand
+  int spares = 0;         // kScaleUp: of `count`, spares against slow boots (BootHedge)
   bool bottleneck = false;  // kNote: mark jobs[0] as input- or communication-bound
   ResizeInfo resize;      // kResize
 };

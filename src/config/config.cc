@@ -412,7 +412,8 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
                                    "suspend_time", "release_reserved", "scale_up", "scale_down", "spot_share", "buy_from",
                                    "storage_prefetch", "storage_stagger",
                                    "spot_fallback_after", "spot_retry_after", "spot_notice", "preemption", "reclaim",
-                                   "budget", "utilization", "elastic", "schedule", "forecast", "consolidation"}));
+                                   "budget", "utilization", "elastic", "schedule", "forecast", "consolidation",
+                                   "boot_hedge"}));
   TIDE_RETURN_IF_ERROR(Opt(f, "scan_interval", &o->scan_interval, [](const Field& x) { return x.Dur(); }));
   if (auto n = f.Get("pending_threshold")) {
     TIDE_ASSIGN_OR_RETURN(int64_t v, n->Int(0, 1000000));
@@ -425,6 +426,10 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
     TIDE_ASSIGN_OR_RETURN(o->scale_up.expanders, e->StringList());
     auto chain = autoscale::ExpanderChain::Make(o->scale_up.expanders);
     if (!chain.ok()) return e->Error(Message(chain.status()));
+  }
+  if (auto n = f.Get("boot_hedge")) {
+    TIDE_ASSIGN_OR_RETURN(int64_t v, n->Int(0, 1000));
+    o->scale_up.hedge.nodes = static_cast<int>(v);
   }
   if (auto n = f.Get("max_pools_per_pass")) {
     TIDE_ASSIGN_OR_RETURN(int64_t v, n->Int(0, 64));

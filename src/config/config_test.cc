@@ -123,6 +123,7 @@ policies:
     max_pools_per_pass: 2
     idle_release_after: 15m
     scale_down: false
+    boot_hedge: 2
   reactive:
     unneeded_time: 20m
   slurm_powersave:
@@ -182,6 +183,8 @@ policies:
   EXPECT_FALSE(d.tide.scale_up.gang_aware);
   EXPECT_THAT(d.tide.scale_up.expanders, ElementsAre("least-waste", "most-jobs"));
   EXPECT_EQ(d.tide.scale_up.max_pools_per_pass, 2);
+  EXPECT_EQ(d.tide.scale_up.hedge.nodes, 2);
+  EXPECT_EQ(d.reactive.scale_up.hedge.nodes, 0);  // off unless asked for
   EXPECT_EQ(d.tide.scale_down.idle.idle_after, Minutes(15));
   EXPECT_FALSE(d.tide.scale_down.enabled);
   EXPECT_TRUE(d.tide.scale_up.enabled);
@@ -472,6 +475,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"BadDuration",
                       "pools:\n" GOOD_POOL "policies:\n  tide:\n    pending_grace: 1minute\n",
                       "bad.yaml:5:20: ", "policies.tide.pending_grace: '1minute' is not a duration"},
+        BadConfigCase{"NegativeBootHedge", "pools:\n" GOOD_POOL "policies:\n  tide:\n    boot_hedge: -1\n",
+                      "bad.yaml:5:", "policies.tide.boot_hedge: must be between 0 and 1000, got -1"},
         BadConfigCase{"BadScanInterval", "pools:\n" GOOD_POOL "policies:\n  reactive:\n    scan_interval: -10s\n",
                       "bad.yaml:5:20: ", "policies.reactive.scan_interval: '-10s' is not a duration"},
         BadConfigCase{"BadBootDelayRange",

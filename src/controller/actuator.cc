@@ -180,27 +180,11 @@ void Actuator::Advance(const backends::Observation& obs, const std::vector<provi
     if (on == nullptr) continue;
     auto it = inst_of.find(slot.node);
     const providers::Instance* inst = it == inst_of.end() ? nullptr : it->second;
-    if (inst != nullptr && on->Responding() && AwaitsOpening(*on)) {
-      // Joined: open it for jobs.
-      Status s = backend_->Undrain(slot.node);
-      if (!s.ok()) {
-        Fail(stats, StrCat("undrain node ", slot.node), s);
-        continue;
-      }
-      ++stats->undrains;
-      auto rec = store_->InstanceByNode(slot.node);
-      if (rec.ok() && rec->has_value()) {
-        InstanceRecord r = **rec;
-        r.state = "ready";
-        (void)store_->PutInstance(r);
-        log_(StrCat("node ", slot.node, " (pool ", config_.cluster.pools[slot.pool].name, ", instance ", r.id,
-                    ") joined ", (now - r.created).count(), " s after it was bought; open for jobs"));
-      }
-      continue;
-    }
-    if (inst != nullptr && on->Drained() && on->reason.rfind(kReasonReleasing, 0) == 0 && on->Responding() &&
-        !RunsSomething(obs, slot.node)) {
-      // Drained by tide and empty on this fresh observation: give it back.
+    if (inst != nullptr && on->Drained() && !RunsSomething(obs, slot.node) &&
+        ((on->Responding() && on->reason.rfind(kReasonReleasing, 0) == 0) || ReleasingOnRecord(slot.node))) {
+      // Drained by tide and empty on this fresh observation: give it back. A
+      // node drained while it was still booting is given back before it
+      // answers, and also if its slurmd cleared the reason as it joined.
       const std::string key = StrCat("delete-", inst->id);
       auto begun = store_->BeginAction(
           {key, "delete", slot.node, 0, config_.cluster.pools[slot.pool].name, "pending", now, now, inst->id});
@@ -222,6 +206,24 @@ void Actuator::Advance(const backends::Observation& obs, const std::vector<provi
       ++stats->deletes;
       log_(StrCat("released node ", slot.node, " (instance ", inst->id, ", pool ",
                   config_.cluster.pools[slot.pool].name, ")"));
+      continue;
+    }
+    if (inst != nullptr && on->Responding() && AwaitsOpening(*on)) {
+      // Joined: open it for jobs.
+      Status s = backend_->Undrain(slot.node);
+      if (!s.ok()) {
+        Fail(stats, StrCat("undrain node ", slot.node), s);
+        continue;
+      }
+      ++stats->undrains;
+      auto rec = store_->InstanceByNode(slot.node);
+      if (rec.ok() && rec->has_value()) {
+        InstanceRecord r = **rec;
+        r.state = "ready";
+        (void)store_->PutInstance(r);
+        log_(StrCat("node ", slot.node, " (pool ", config_.cluster.pools[slot.pool].name, ", instance ", r.id,
+                    ") joined ", (now - r.created).count(), " s after it was bought; open for jobs"));
+      }
       continue;
     }
     if (inst == nullptr && !on->Responding() && !on->Drained() && !RunsSomething(obs, slot.node)) {
@@ -407,6 +409,11 @@ void Actuator::Release(const autoscale::Action& a, const Built& built, const bac
     (void)store_->PutInstance(r);
     log_(StrCat("draining node ", slot.node, " to release it: ", a.reason));
   }
+}
+
+bool Actuator::ReleasingOnRecord(const std::string& node) {
+  auto rec = store_->InstanceByNode(node);
+  return rec.ok() && rec->has_value() && (**rec).state == "releasing";
 }
 
 bool Actuator::Releasing(const autoscale::Action& a, const Built& built) {

@@ -163,6 +163,8 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   });
   optional_row("  bought on forecast (unused)", [](const PolicyResult& r) { return r.forecast_nodes; },
                [](const PolicyResult& r) { return StrCat(r.forecast_nodes, " (", r.forecast_nodes_unused, ")"); });
+  optional_row("  spares against slow boots (released booting)", [](const PolicyResult& r) { return r.spare_nodes; },
+               [](const PolicyResult& r) { return StrCat(r.spare_nodes, " (", r.released_booting, ")"); });
   optional_row("  waiting for storage (node-hours)", [](const PolicyResult& r) { return r.storage_wait_node_hours; },
                [](const PolicyResult& r) { return fmt::format("{:.1f}", r.storage_wait_node_hours); });
   section("jobs");
@@ -271,6 +273,8 @@ nlohmann::ordered_json PolicyObject(const model::ClusterSpec& spec, const Policy
   p["storage_wait_node_hours"] = Round(r.storage_wait_node_hours, 0.01);
   p["forecast_nodes"] = r.forecast_nodes;
   p["forecast_nodes_unused"] = r.forecast_nodes_unused;
+  p["spare_nodes"] = r.spare_nodes;
+  p["released_booting"] = r.released_booting;
   p["start"] = FormatTimestamp(r.start);
   p["end"] = FormatTimestamp(r.horizon);
   p["events"] = r.events;

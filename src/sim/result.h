@@ -60,6 +60,8 @@ struct PolicyResult {
   double storage_wait_node_hours = 0;  // joined nodes waiting for their storage load
   int64_t forecast_nodes = 0;      // bought ahead of forecast demand
   int64_t forecast_nodes_unused = 0;  // ... released without running anything
+  int64_t spare_nodes = 0;         // bought as spares against slow boots (boot_hedge)
+  int64_t released_booting = 0;    // released before they joined (any node, spare or not)
 
   int peak_nodes = 0;
   int64_t nodes_bought = 0;

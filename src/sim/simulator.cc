@@ -725,7 +725,7 @@ void Simulator::TerminateNode(model::NodeId id, Timestamp now, bool reclaimed) {
     storage_.Cancel(id, now);
     ScheduleStorage();
   }
-  joined_at_.erase(id);
+  if (joined_at_.erase(id) == 0 && !reclaimed) ++result_.released_booting;
   if (forecast_nodes_.erase(id) > 0) ++result_.forecast_nodes_unused;
   RemoveNode(id);
   if (reclaimed) {
@@ -937,6 +937,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
           CreateNode(a.pool, now, a.forecast);
           ++created;
         }
+        result_.spare_nodes += std::min(a.spares, created);
         Log(now, "scale-up",
             StrCat(pool.name, " +", a.count, ": ", a.reason,
                    created < a.count ? StrCat(" [the provider created ", created, ": no spot capacity]") : ""));

@@ -62,6 +62,7 @@ void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   int days = 0;
   const auto expected = Expected(ctx->state, now, horizon, &days);
   if (!expected || *expected <= 0) return;
+  ctx->forecast_expects = true;
   // A sparse what-if not built yet has had nothing taken from it: it holds
   // at least the GPUs free now and those of the nodes this pass buys. When
   // they cover the forecast, it need not be built to say so.

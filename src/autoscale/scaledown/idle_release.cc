@@ -7,28 +7,37 @@
 
 namespace tide::autoscale {
 
+std::vector<int> StayingNodes(const PassContext& ctx) {
+  std::vector<int> staying(ctx.spec.pools.size(), 0);
+  if (const model::StateIndex* x = ctx.index) {
+    for (size_t p = 0; p < staying.size(); ++p) staying[p] = x->staying(static_cast<int>(p));
+    for (model::NodeId id : ctx.leaving) {
+      const int pos = x->NodePos(id);
+      if (pos >= 0 && x->staying().contains(pos)) --staying[x->node(pos).pool];
+    }
+    return staying;
+  }
+  for (const auto& n : ctx.state.nodes) {
+    const bool leaving = ctx.leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
+    if ((n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) && !leaving) {
+      ++staying[n.pool];
+    }
+  }
+  return staying;
+}
+
 void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   const model::ClusterSpec& spec = ctx->spec;
   const Timestamp now = ctx->now;
   const size_t num_pools = spec.pools.size();
-  std::vector<int> staying(num_pools, 0);  // nodes that are not on their way out
+  const std::vector<int> staying = StayingNodes(*ctx);  // nodes that are not on their way out
   std::vector<std::vector<const model::Node*>> due(num_pools);
-  // Idle nodes are the only ones that may go; with an index only they (and
-  // the nodes this pass already takes out) are read.
+  // Idle nodes are the only ones that may go; with an index only they are read.
   std::vector<const model::Node*> idle;
   if (const model::StateIndex* x = ctx->index) {
-    for (size_t p = 0; p < num_pools; ++p) staying[p] = x->staying(static_cast<int>(p));
-    for (model::NodeId id : ctx->leaving) {
-      const int pos = x->NodePos(id);
-      if (pos >= 0 && x->staying().contains(pos)) --staying[x->node(pos).pool];
-    }
     x->idle().ForEach([&](size_t pos) { idle.push_back(&ctx->state.nodes[pos]); });
   } else {
     for (const auto& n : ctx->state.nodes) {
-      const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
-      if ((n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) && !leaving) {
-        ++staying[n.pool];
-      }
       if (n.state == model::NodeState::kReady && n.idle()) idle.push_back(&n);
     }
   }

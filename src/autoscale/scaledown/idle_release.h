@@ -8,6 +8,8 @@
 #ifndef TIDE_AUTOSCALE_SCALEDOWN_IDLE_RELEASE_H_
 #define TIDE_AUTOSCALE_SCALEDOWN_IDLE_RELEASE_H_
 
+#include <vector>
+
 #include "autoscale/context.h"
 
 namespace tide::autoscale {
@@ -16,6 +18,10 @@ struct IdleReleaseOptions {
   Duration idle_after = Minutes(10);
   bool release_reserved = false;
 };
+
+// Per pool, the nodes that are not on their way out: ready or booting, not
+// under a spot notice, and not taken out by this pass (ctx.leaving).
+std::vector<int> StayingNodes(const PassContext& ctx);
 
 class IdleRelease {
  public:

@@ -249,6 +249,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   // after every round.
   size_t unserved = std::count_if(demands.begin(), demands.end(), [](const Demand& d) { return d.workers_left > 0; });
   bool committed = false;
+  const size_t first_action = plan->actions.size();
   // Each round: every pool with room proposes an option; the expander chain
   // picks one; it is committed to the snapshot; repeat.
   while (true) {
@@ -333,6 +334,22 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
         continue;
       }
       if (snap.id(s) >= 0 && snap.free(s) < snap.gpus(s)) ctx->needed.insert(snap.id(s));
+    }
+  }
+  // Spares against slow boots: once per pool and pass, on its first buy,
+  // within its max, now that `needed` holds every booting node a job waits for.
+  if (o_.hedge.nodes > 0) {
+    const BootHedge hedge(o_.hedge);
+    std::vector<bool> hedged(num_pools, false);
+    for (size_t i = first_action; i < plan->actions.size(); ++i) {
+      Action& a = plan->actions[i];
+      if (a.kind != ActionKind::kScaleUp || hedged[a.pool]) continue;
+      hedged[a.pool] = true;
+      a.spares = std::min(hedge.Spares(*ctx, a.pool), std::max(0, ctx->max_nodes[a.pool] - ctx->live[a.pool]));
+      if (a.spares == 0) continue;
+      a.count += a.spares;
+      ctx->live[a.pool] += a.spares;
+      a.reason += fmt::format("; +{} spare against slow boots (boot_hedge)", a.spares);
     }
   }
   // Whatever is left waits for room, never half-bought.

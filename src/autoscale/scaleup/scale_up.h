@@ -8,6 +8,7 @@
 //   - when a spot pool cannot create nodes (a stock-out), jobs that could use
 //     it wait up to `spot_fallback_after`, then fall back to on-demand; the
 //     pool is asked again `spot_retry_after` after each failure.
+// With boot_hedge, each pool it buys in gets spare nodes as well (hedge.h).
 // See docs/design/scale-up-estimator.md and docs/design/expanders.md.
 #ifndef TIDE_AUTOSCALE_SCALEUP_SCALE_UP_H_
 #define TIDE_AUTOSCALE_SCALEUP_SCALE_UP_H_
@@ -18,6 +19,7 @@
 
 #include "autoscale/context.h"
 #include "autoscale/scaleup/expander.h"
+#include "autoscale/scaleup/hedge.h"
 #include "autoscale/scaleup/trigger.h"
 
 namespace tide::autoscale {
@@ -41,6 +43,8 @@ struct ScaleUpOptions {
   bool egress_aware = true;
   // Pools it may buy from (empty: all).
   std::vector<int> buy_from;
+  // Spare nodes bought against slow boots (hedge.h).
+  BootHedgeOptions hedge;
 };
 
 struct TierOptions {
