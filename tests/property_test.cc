@@ -9,7 +9,8 @@
 //   - the same seed gives the same bytes;
 //   - skipping quiet autoscaler ticks changes no decision.
 // And with every policy switched on (spot, slices, regions, elastic and idle
-// jobs, scheduled capacity, forecasting, storage, the disruption budget):
+// jobs, scheduled capacity, forecasting, boot spares, storage, the disruption
+// budget):
 //   - no protected job is ever interrupted;
 //   - no GPU or slice is allocated twice;
 //   - no high-priority (non-preemptible) job runs on spot;
@@ -417,6 +418,7 @@ TEST(EveryPolicyOnTest, InvariantsHold) {
   o.budget.max_nodes = 3;
   o.forecast.enabled = true;
   o.forecast.min_days = 1;
+  o.scale_up.hedge.nodes = 1;
   autoscale::CronRule night;
   night.name = "night";
   night.pools = {2, 4};  // spot and the far region: capped at night
@@ -430,7 +432,7 @@ TEST(EveryPolicyOnTest, InvariantsHold) {
   prewarm.to = 10 * 60;
   prewarm.min_nodes = 2;
   o.schedule.rules = {night, prewarm};
-  int64_t interrupts = 0, resizes = 0, reclaims = 0, preemptions = 0, slices_run = 0;
+  int64_t interrupts = 0, resizes = 0, reclaims = 0, preemptions = 0, slices_run = 0, spares = 0, released_booting = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(StrCat("seed ", seed));
     auto jobs = EverythingJobs(seed, 300);
@@ -458,12 +460,16 @@ TEST(EveryPolicyOnTest, InvariantsHold) {
     resizes += r.resizes;
     reclaims += r.reclaims;
     preemptions += r.preemptions;
+    spares += r.spare_nodes;
+    released_booting += r.released_booting;
   }
   // The mechanisms were exercised, not just switched on.
   EXPECT_GT(interrupts, 0);
   EXPECT_GT(resizes, 0);
   EXPECT_GT(reclaims, 0);
   EXPECT_GT(slices_run, 0);
+  EXPECT_GT(spares, 0);
+  EXPECT_GT(released_booting, 0);
   RecordProperty("preemptions", static_cast<int>(preemptions));
 }
 
