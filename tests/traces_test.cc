@@ -35,26 +35,29 @@ trace::TraceOptions EightGpuOptions(const config::Config& cfg) {
   return topts;
 }
 
+// `policies` on the trace at `path` (seed 1), with a configuration from the
+// source tree; `summary` gets the trace's workload summary.
+Result<std::vector<sim::SimOutput>> RunTrace(const std::string& config, const std::string& path,
+                                             const std::string& policies, trace::WorkloadSummary* summary) {
+  TIDE_ASSIGN_OR_RETURN(config::Config cfg, config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/" + config));
+  const trace::TraceOptions topts = EightGpuOptions(cfg);
+  TIDE_ASSIGN_OR_RETURN(auto reader, trace::OpenTrace(path, "auto", topts));
+  TIDE_ASSIGN_OR_RETURN(*summary, trace::SummarizeWorkload(*reader));
+  TIDE_ASSIGN_OR_RETURN(auto made, autoscale::MakePolicies(policies, cfg.policies, cfg.cluster, summary->demand));
+  sim::CompareOptions o;
+  o.sim.seed = 1;
+  return sim::RunComparison(cfg.cluster, made, [&] { return trace::OpenTrace(path, "auto", topts); }, o);
+}
+
 // The ITP cluster04 trace (15,802 jobs) under every policy, on the cluster the
 // published experiments used for it: 128 nodes of 8 GPUs at most.
 TEST(TracesTest, ItpCluster04UnderEveryPolicy) {
   const std::string path = TracePath("itp-2021/cluster04.csv");
   REQUIRE_TRACE(path);
-  auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/itp.yaml");
-  ASSERT_TRUE(cfg.ok()) << cfg.status();
-  const trace::TraceOptions topts = EightGpuOptions(*cfg);
-  auto reader = trace::OpenTrace(path, "auto", topts);
-  ASSERT_TRUE(reader.ok()) << reader.status();
-  auto summary = trace::SummarizeWorkload(**reader);
-  ASSERT_TRUE(summary.ok());
-  EXPECT_EQ(summary->jobs, 15802);
-  auto policies = autoscale::MakePolicies("fixed:peak,fixed:mean,reactive,slurm-powersave,tide", cfg->policies,
-                                          cfg->cluster, summary->demand);
-  ASSERT_TRUE(policies.ok()) << policies.status();
-  sim::CompareOptions o;
-  o.sim.seed = 1;
-  auto out = sim::RunComparison(cfg->cluster, *policies, [&] { return trace::OpenTrace(path, "auto", topts); }, o);
+  trace::WorkloadSummary summary;
+  auto out = RunTrace("examples/itp.yaml", path, "fixed:peak,fixed:mean,reactive,slurm-powersave,tide", &summary);
   ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(summary.jobs, 15802);
   for (const auto& r : *out) {
     SCOPED_TRACE(r.result.name);
     EXPECT_EQ(r.result.jobs_total, 15802);
@@ -74,19 +77,8 @@ TEST(TracesTest, ItpCluster04UnderEveryPolicy) {
 TEST(TracesTest, TideHedgeBeatsTheBaselinesOnItpCluster05) {
   const std::string path = TracePath("itp-2021/cluster05.csv");
   REQUIRE_TRACE(path);
-  auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/evaluation/cluster05.yaml");
-  ASSERT_TRUE(cfg.ok()) << cfg.status();
-  const trace::TraceOptions topts = EightGpuOptions(*cfg);
-  auto reader = trace::OpenTrace(path, "auto", topts);
-  ASSERT_TRUE(reader.ok()) << reader.status();
-  auto summary = trace::SummarizeWorkload(**reader);
-  ASSERT_TRUE(summary.ok());
-  auto policies =
-      autoscale::MakePolicies("reactive,slurm-powersave,tide,tide-hedge", cfg->policies, cfg->cluster, summary->demand);
-  ASSERT_TRUE(policies.ok()) << policies.status();
-  sim::CompareOptions o;
-  o.sim.seed = 1;
-  auto out = sim::RunComparison(cfg->cluster, *policies, [&] { return trace::OpenTrace(path, "auto", topts); }, o);
+  trace::WorkloadSummary summary;
+  auto out = RunTrace("examples/evaluation/cluster05.yaml", path, "reactive,slurm-powersave,tide,tide-hedge", &summary);
   ASSERT_TRUE(out.ok()) << out.status();
   const sim::PolicyResult& hedge = (*out)[3].result;
   for (int i : {0, 1}) {
@@ -98,7 +90,9 @@ TEST(TracesTest, TideHedgeBeatsTheBaselinesOnItpCluster05) {
   EXPECT_GT(hedge.spare_nodes, 0);
   EXPECT_GT(hedge.released_booting, 0);
   EXPECT_EQ(hedge.jobs_completed, hedge.jobs_total);
-  auto again = trace::OpenTrace(path, "auto", topts);
+  auto cfg = config::LoadConfig(std::string(TIDE_SOURCE_DIR) + "/examples/evaluation/cluster05.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  auto again = trace::OpenTrace(path, "auto", EightGpuOptions(*cfg));
   ASSERT_TRUE(again.ok()) << again.status();
   auto jobs = trace::ReadAll(**again);
   ASSERT_TRUE(jobs.ok()) << jobs.status();
