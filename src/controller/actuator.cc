@@ -180,34 +180,6 @@ void Actuator::Advance(const backends::Observation& obs, const std::vector<provi
     if (on == nullptr) continue;
     auto it = inst_of.find(slot.node);
     const providers::Instance* inst = it == inst_of.end() ? nullptr : it->second;
-    if (inst != nullptr && on->Drained() && !RunsSomething(obs, slot.node) &&
-        ((on->Responding() && on->reason.rfind(kReasonReleasing, 0) == 0) || ReleasingOnRecord(slot.node))) {
-      // Drained by tide and empty on this fresh observation: give it back. A
-      // node drained while it was still booting is given back before it
-      // answers, and also if its slurmd cleared the reason as it joined.
-      const std::string key = StrCat("delete-", inst->id);
-      auto begun = store_->BeginAction(
-          {key, "delete", slot.node, 0, config_.cluster.pools[slot.pool].name, "pending", now, now, inst->id});
-      if (!begun.ok() && !absl::IsAlreadyExists(begun)) {
-        Fail(stats, StrCat("record the delete of node ", slot.node), begun);
-        continue;
-      }
-      Status pd = backend_->PowerDown(slot.node);
-      if (!pd.ok()) log_(StrCat("note: power down of node ", slot.node, " in Slurm failed (", Message(pd),
-                                "); the instance is deleted anyway, the node stays drained"));
-      Status s = provider_->Delete(inst->id, key, now);
-      if (!s.ok()) {
-        Fail(stats, StrCat("delete instance ", inst->id, " (node ", slot.node, ")"), s);
-        continue;
-      }
-      (void)store_->MarkInstanceDeleted(inst->id, now, "deleted");
-      (void)store_->FinishAction(key, "done", inst->id, now);
-      memory_->idle_since.erase(slot.node);
-      ++stats->deletes;
-      log_(StrCat("released node ", slot.node, " (instance ", inst->id, ", pool ",
-                  config_.cluster.pools[slot.pool].name, ")"));
-      continue;
-    }
     if (inst != nullptr && on->Responding() && AwaitsOpening(*on)) {
       // Joined: open it for jobs.
       Status s = backend_->Undrain(slot.node);
@@ -224,6 +196,12 @@ void Actuator::Advance(const backends::Observation& obs, const std::vector<provi
         log_(StrCat("node ", slot.node, " (pool ", config_.cluster.pools[slot.pool].name, ", instance ", r.id,
                     ") joined ", (now - r.created).count(), " s after it was bought; open for jobs"));
       }
+      continue;
+    }
+    if (inst != nullptr && on->Drained() && on->reason.rfind(kReasonReleasing, 0) == 0 && on->Responding() &&
+        !RunsSomething(obs, slot.node)) {
+      // Drained by tide and empty on this fresh observation: give it back.
+      GiveBack(slot, inst->id, now, stats);
       continue;
     }
     if (inst == nullptr && !on->Responding() && !on->Drained() && !RunsSomething(obs, slot.node)) {
@@ -404,6 +382,15 @@ void Actuator::Release(const autoscale::Action& a, const Built& built, const bac
       continue;
     }
     ++stats->drains;
+    if (a.kind == autoscale::ActionKind::kRelease && (**rec).state == "booting" && on != nullptr &&
+        !on->Responding()) {
+      // Its slurmd has not joined, nothing runs on it, and nothing can start
+      // on it once drained: give it back now rather than pay for the rest of
+      // its boot.
+      log_(StrCat("releasing node ", slot.node, " while it boots: ", a.reason));
+      GiveBack(slot, (**rec).id, now, stats);
+      continue;
+    }
     InstanceRecord r = **rec;
     r.state = "releasing";
     (void)store_->PutInstance(r);
@@ -411,9 +398,28 @@ void Actuator::Release(const autoscale::Action& a, const Built& built, const bac
   }
 }
 
-bool Actuator::ReleasingOnRecord(const std::string& node) {
-  auto rec = store_->InstanceByNode(node);
-  return rec.ok() && rec->has_value() && (**rec).state == "releasing";
+void Actuator::GiveBack(const Slot& slot, const std::string& instance, Timestamp now, ActStats* stats) {
+  const std::string key = StrCat("delete-", instance);
+  auto begun = store_->BeginAction(
+      {key, "delete", slot.node, 0, config_.cluster.pools[slot.pool].name, "pending", now, now, instance});
+  if (!begun.ok() && !absl::IsAlreadyExists(begun)) {
+    Fail(stats, StrCat("record the delete of node ", slot.node), begun);
+    return;
+  }
+  Status pd = backend_->PowerDown(slot.node);
+  if (!pd.ok()) log_(StrCat("note: power down of node ", slot.node, " in Slurm failed (", Message(pd),
+                            "); the instance is deleted anyway, the node stays drained"));
+  Status s = provider_->Delete(instance, key, now);
+  if (!s.ok()) {
+    Fail(stats, StrCat("delete instance ", instance, " (node ", slot.node, ")"), s);
+    return;
+  }
+  (void)store_->MarkInstanceDeleted(instance, now, "deleted");
+  (void)store_->FinishAction(key, "done", instance, now);
+  memory_->idle_since.erase(slot.node);
+  ++stats->deletes;
+  log_(StrCat("released node ", slot.node, " (instance ", instance, ", pool ", config_.cluster.pools[slot.pool].name,
+              ")"));
 }
 
 bool Actuator::Releasing(const autoscale::Action& a, const Built& built) {

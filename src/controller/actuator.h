@@ -77,9 +77,9 @@ class Actuator {
   // True when tide is releasing every node of `a` (its instance on record is
   // "releasing": the plan's kDrain of it went through).
   bool Releasing(const autoscale::Action& a, const Built& built);
-  // True when the instance behind `node` is on record as releasing (tide
-  // drained it to give it back).
-  bool ReleasingOnRecord(const std::string& node);
+  // Powers `slot`'s node down in Slurm and deletes its instance at the
+  // provider, with the delete recorded first.
+  void GiveBack(const Slot& slot, const std::string& instance, Timestamp now, ActStats* stats);
   // Requeues (or cancels) a job whose grace has ended.
   void FinishStop(const ActionRecord& rec, const backends::ObservedJob* job, Timestamp now, ActStats* stats);
   void Fail(ActStats* stats, const std::string& what, const Status& s);
