@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "core/strings.h"
 #include "sched/eligibility.h"
 
@@ -25,9 +26,10 @@ double HoursOf(Duration d) { return static_cast<double>(d.count()) / 3600.0; }
 // how long it is expected to stay busy.
 struct NodeView {
   const Node* node = nullptr;
-  std::vector<const Job*> jobs;
+  absl::InlinedVector<const Job*, 4> jobs;  // most nodes run a few
   int free = 0;
-  Duration life{0};
+  Duration life{0};      // read through `life_of` in Evaluate, which works it out when first asked
+  bool life_known = false;
   bool movable = true;  // every job on it may be moved
   bool source = false;  // emptied in this pass
   bool dest = false;    // receives a moved job in this pass
@@ -73,6 +75,8 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // The ready nodes that run something, with their jobs.
   std::vector<NodeView> views;
   absl::flat_hash_map<model::NodeId, size_t> index;
+  views.reserve(ctx->state.nodes.size());
+  index.reserve(ctx->state.nodes.size());
   for (const auto& n : ctx->state.nodes) {
     if (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty()) continue;  // MIG nodes: not yet
     if (leaving(n)) continue;
@@ -89,7 +93,6 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       auto it = index.find(sh.node);
       if (it != index.end() && std::find(on.begin(), on.end(), it->second) == on.end()) on.push_back(it->second);
     }
-    const Duration rest = j.state == JobState::kRunning ? Remaining(ctx->state, j, now) : Duration{0};
     bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
                    j.spec.slice_units == 0 && !ctx->touched.contains(j.id) && !ctx->Freeing(j) &&
                    on.size() == 1 && j.alloc.size() == 1;
@@ -103,10 +106,10 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     for (size_t v : on) {
       NodeView& view = views[v];
       view.jobs.push_back(&j);
-      view.life = std::max(view.life, rest);
       view.movable &= movable;
     }
   }
+  plan->next_wakeup = std::min(plan->next_wakeup, movable_at);
 
   // Nodes per pool that stay (ready or booting, not leaving), for the pool
   // minimums, and the last time each pool bought one.
@@ -121,13 +124,72 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if ((n.state == NodeState::kProvisioning || n.state == NodeState::kReady) && !leaving(n)) ++staying[n.pool];
   }
 
-  // Cheapest to empty first: fewest busy GPUs, then the longest expected life (the most saved).
+  // How long a node is expected to stay busy: its running jobs' longest
+  // expected remaining time. Worked out for the candidates, and for other
+  // nodes only when a what-if weighs them (most passes never do).
+  auto life_of = [&](NodeView& v) {
+    if (!v.life_known) {
+      for (const Job* j : v.jobs) {
+        if (j->state == JobState::kRunning) v.life = std::max(v.life, Remaining(ctx->state, *j, now));
+      }
+      v.life_known = true;
+    }
+    return v.life;
+  };
   std::vector<NodeView*> sources;
   for (auto& v : views) {
     const auto& pool = spec.pools[v.node->pool];
     if (!v.movable || v.jobs.empty() || (pool.tier == model::Tier::kReserved && !release_reserved_)) continue;
     sources.push_back(&v);
   }
+  // Per pool, how many of the nodes a worker may move to (every view not
+  // emptied in this pass) have each number of GPUs free. Most what-ifs of a
+  // busy cluster find at once that no node of a pool the job may use has
+  // room for its first worker, and need no search.
+  int most_gpus = 0;
+  for (const auto& v : views) most_gpus = std::max(most_gpus, v.node->gpus);
+  std::vector<std::vector<int>> with_free(spec.pools.size(), std::vector<int>(most_gpus + 1, 0));
+  auto count = [&](const NodeView* v, int n) { with_free[v->node->pool][std::clamp(v->free, 0, most_gpus)] += n; };
+  for (const auto& v : views) count(&v, 1);
+  auto room_elsewhere = [&](const Job& j, const NodeView* src) {
+    const int g = std::max(j.spec.gpus_per_worker, 0);
+    for (size_t p = 0; p < spec.pools.size(); ++p) {
+      int n = 0;
+      for (int f = g; f <= most_gpus; ++f) n += with_free[p][f];
+      if (static_cast<int>(p) == src->node->pool && src->free >= g) --n;
+      if (n > 0 && sched::Eligible(spec.pools[p], j.spec, j.priority)) return true;
+    }
+    return false;
+  };
+  auto set_free = [&](NodeView* v, int free) {
+    count(v, -1);
+    v->free = free;
+    count(v, 1);
+  };
+  // A node's jobs are moved largest first (then by id); if no other node has
+  // room for the first one's first worker now, it never will in this pass:
+  // what-ifs only take free GPUs away. When that holds for every candidate
+  // and the budget allows a disruption, nothing is emptied and the pass
+  // only says when to look again, with no order, lives or what-ifs needed
+  // (most passes of a busy cluster).
+  auto hopeless = [&](const NodeView* v) {
+    const Job* first = *std::min_element(v->jobs.begin(), v->jobs.end(), [](const Job* a, const Job* b) {
+      return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
+    });
+    return first->Workers() > 0 && !room_elsewhere(*first, v);
+  };
+  if (ctx->disruption_allowance >= 1 && std::all_of(sources.begin(), sources.end(), hopeless)) {
+    for (const NodeView* v : sources) {
+      const int p = v->node->pool;
+      const int min_nodes = ctx->min_nodes.empty() ? spec.pools[p].min_nodes : ctx->min_nodes[p];
+      if (staying[p] - 1 >= min_nodes && o_.quiet_for.count() > 0 && last_bought[p] > now - o_.quiet_for) {
+        plan->next_wakeup = std::min(plan->next_wakeup, last_bought[p] + o_.quiet_for);
+      }
+    }
+    return;
+  }
+  // Cheapest to empty first: fewest busy GPUs, then the longest expected life (the most saved).
+  for (NodeView* v : sources) life_of(*v);
   std::sort(sources.begin(), sources.end(), [](const NodeView* a, const NodeView* b) {
     const int ba = a->node->gpus - a->free, bb = b->node->gpus - b->free;
     if (ba != bb) return ba < bb;
@@ -172,7 +234,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     double extension = 0;  // price of destination time the moved jobs add
     Duration longest_stop{0};
     double cost = 0;
-    std::vector<const Job*> jobs = src->jobs;
+    std::vector<const Job*> jobs(src->jobs.begin(), src->jobs.end());
     std::sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) {
       return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
     });
@@ -183,13 +245,18 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       longest_stop = std::max(longest_stop, stop);
       const Duration new_life = Remaining(ctx->state, *j, now) + restart;
       for (int w = 0; w < j->Workers() && fits; ++w) {
+        if (!room_elsewhere(*j, src)) {
+          fits = false;
+          break;
+        }
         NodeView* best = nullptr;
         for (auto& d : views) {
           if (&d == src || d.source || d.free < g) continue;
           if (!sched::Eligible(spec.pools[d.node->pool], j->spec, j->priority)) continue;
           // Best fit, as the scheduler will place it, then the longest life.
-          if (best == nullptr || d.free < best->free || (d.free == best->free && d.life > best->life) ||
-              (d.free == best->free && d.life == best->life && d.node->id < best->node->id)) {
+          if (best == nullptr || d.free < best->free ||
+              (d.free == best->free && life_of(d) > life_of(*best)) ||
+              (d.free == best->free && life_of(d) == life_of(*best) && d.node->id < best->node->id)) {
             best = &d;
           }
         }
@@ -197,8 +264,8 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
           fits = false;
           break;
         }
-        moves.push_back({best, g, best->life});
-        best->free -= g;
+        moves.push_back({best, g, life_of(*best)});
+        set_free(best, best->free - g);
         const auto& dpool = spec.pools[best->node->pool];
         if (new_life > best->life) {
           if (dpool.tier != model::Tier::kReserved) extension += dpool.price_per_hour * HoursOf(new_life - best->life);
@@ -212,7 +279,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (!fits || saving <= 0 || saving < o_.min_ratio * cost) {
       // Undo the what-if, latest first (a destination may have taken two workers).
       for (size_t k = moves.size(); k-- > 0;) {
-        moves[k].to->free += moves[k].gpus;
+        set_free(moves[k].to, moves[k].to->free + moves[k].gpus);
         moves[k].to->life = moves[k].old_life;
       }
       // Under the age estimate the saving grows as the jobs age.
@@ -220,6 +287,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       continue;
     }
     src->source = true;
+    count(src, -1);  // no destination any more
     --staying[node.pool];
     free_staying -= node.gpus;
     ctx->disruption_allowance -= 1;
@@ -253,7 +321,6 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     plan->actions.push_back(std::move(drain));
     plan->actions.push_back(std::move(stop));
   }
-  plan->next_wakeup = std::min(plan->next_wakeup, movable_at);
   if (worth_later) plan->next_wakeup = std::min(plan->next_wakeup, now + Minutes(10));
 }
 

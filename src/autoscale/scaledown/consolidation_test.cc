@@ -194,6 +194,44 @@ TEST_F(ConsolidationTest, NotInAPoolThatBoughtANodeRecently) {
   EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
 }
 
+// A pass in which no node's jobs have room elsewhere empties nothing, but
+// still says when a pool that bought recently may be looked at again.
+TEST_F(ConsolidationTest, WithNoRoomAnywhereAQuietPoolStillSaysWhenToLookAgain) {
+  options_.quiet_for = Hours(1);
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
+  state_.nodes[1].created = At(kNow - 1800);  // bought half an hour ago
+  Run(10, 1, 4, 0);  // 4 free here; node 2's 5-GPU job needs 5
+  Run(20, 2, 5, 0);  // 3 free here; node 1's 4-GPU job needs 4
+  ScalingPlan plan = Evaluate();
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.next_wakeup, At(kNow + 1800));
+  // The same without the quiet hour: nothing to wait for.
+  options_.quiet_for = Seconds(0);
+  plan = Evaluate();
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.next_wakeup, kInfiniteFuture);
+}
+
+// Room counts only in pools the job may use: free GPUs on a spot node do
+// not take a job that may not run on spot.
+TEST_F(ConsolidationTest, RoomOnlyInPoolsTheJobMayUse) {
+  spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 100, 0, 10), Pool("res", 8, Tier::kReserved, 50, 0, 2),
+                         Pool("spot", 8, Tier::kSpot, 30, 0, 10)});
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8), ReadyNode(3, 2, 8, 8)};
+  Run(10, 1, 1, 0);
+  Run(20, 2, 8, 0);                        // node 2 is full
+  model::Job& low = Run(30, 3, 4, kNow - 600);  // on spot, too young to move: 4 free there
+  low.spec.preemptible = true;
+  low.spec.priority_class = 2;
+  low.priority = 10;
+  EXPECT_TRUE(Evaluate().actions.empty());  // job 10 may not run on spot
+  model::Job& ten = state_.jobs[0];
+  ten.spec.preemptible = true;
+  ten.spec.priority_class = 2;
+  ten.priority = 10;
+  EXPECT_EQ(Drained(Evaluate()), std::vector<model::NodeId>({1}));
+}
+
 TEST_F(ConsolidationTest, WeighsTheSavingAgainstCheckpointAndRestart) {
   options_.remaining = ConsolidationOptions::Remaining::kExpectedEnd;
   state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
