@@ -42,6 +42,8 @@ struct PassContext {
   // Per pool, the limits in force now: the configured ones narrowed by
   // scheduled capacity rules.
   std::vector<int> min_nodes, max_nodes;
+  // Pool `p`'s minimum in force (the configured one if no rule narrowed it).
+  int MinNodes(int p) const { return min_nodes.empty() ? spec.pools[p].min_nodes : min_nodes[p]; }
   // Per pool, nodes this pass buys before the what-if is built (pre-warm):
   // the what-if counts them as booting.
   std::vector<int> extra_nodes;

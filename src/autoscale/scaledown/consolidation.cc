@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "autoscale/scaledown/idle_release.h"
 #include "core/strings.h"
 #include "sched/eligibility.h"
 
@@ -111,9 +112,9 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   }
   plan->next_wakeup = std::min(plan->next_wakeup, movable_at);
 
-  // Nodes per pool that stay (ready or booting, not leaving), for the pool
-  // minimums, and the last time each pool bought one.
-  std::vector<int> staying(spec.pools.size(), 0);
+  // Nodes per pool that stay, for the pool minimums, and the last time each
+  // pool bought one.
+  std::vector<int> staying = StayingNodes(*ctx);
   std::vector<Timestamp> last_bought(spec.pools.size(), kInfinitePast);
   for (const auto& n : ctx->state.nodes) {
     // A ready node created `now` is one the driver did not buy (the live
@@ -121,8 +122,11 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (n.state == NodeState::kProvisioning || n.created < now) {
       last_bought[n.pool] = std::max(last_bought[n.pool], n.created);
     }
-    if ((n.state == NodeState::kProvisioning || n.state == NodeState::kReady) && !leaving(n)) ++staying[n.pool];
   }
+  // Emptying a node of pool `p` would take it below its minimum; `p` bought
+  // within quiet_for (a growing pool buys back what is emptied).
+  auto at_min = [&](int p) { return staying[p] - 1 < ctx->MinNodes(p); };
+  auto growing = [&](int p) { return o_.quiet_for.count() > 0 && last_bought[p] > now - o_.quiet_for; };
 
   // How long a node is expected to stay busy: its running jobs' longest
   // expected remaining time. Worked out for the candidates, and for other
@@ -181,10 +185,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   if (ctx->disruption_allowance >= 1 && std::all_of(sources.begin(), sources.end(), hopeless)) {
     for (const NodeView* v : sources) {
       const int p = v->node->pool;
-      const int min_nodes = ctx->min_nodes.empty() ? spec.pools[p].min_nodes : ctx->min_nodes[p];
-      if (staying[p] - 1 >= min_nodes && o_.quiet_for.count() > 0 && last_bought[p] > now - o_.quiet_for) {
-        plan->next_wakeup = std::min(plan->next_wakeup, last_bought[p] + o_.quiet_for);
-      }
+      if (!at_min(p) && growing(p)) plan->next_wakeup = std::min(plan->next_wakeup, last_bought[p] + o_.quiet_for);
     }
     return;
   }
@@ -216,9 +217,8 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (src->dest) continue;
     const Node& node = *src->node;
     const auto& pool = spec.pools[node.pool];
-    const int min_nodes = ctx->min_nodes.empty() ? pool.min_nodes : ctx->min_nodes[node.pool];
-    if (staying[node.pool] - 1 < min_nodes) continue;
-    if (o_.quiet_for.count() > 0 && last_bought[node.pool] > now - o_.quiet_for) {
+    if (at_min(node.pool)) continue;
+    if (growing(node.pool)) {
       plan->next_wakeup = std::min(plan->next_wakeup, last_bought[node.pool] + o_.quiet_for);
       continue;
     }

@@ -60,7 +60,7 @@ void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     std::sort(nodes.begin(), nodes.end(), [](const model::Node* a, const model::Node* b) {
       return a->idle_since != b->idle_since ? a->idle_since < b->idle_since : a->id < b->id;
     });
-    const int min_nodes = ctx->min_nodes.empty() ? spec.pools[p].min_nodes : ctx->min_nodes[p];
+    const int min_nodes = ctx->MinNodes(static_cast<int>(p));
     const int can_release = std::max(0, staying[p] - min_nodes);
     if (static_cast<int>(nodes.size()) > can_release) nodes.resize(can_release);
     if (nodes.empty()) continue;

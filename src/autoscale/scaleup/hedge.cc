@@ -51,8 +51,8 @@ void BootHedge::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     const int keep = b.waited_for[p] > 0 ? options_.nodes : 0;
     if (static_cast<int>(spare.size()) <= keep) continue;
     if (staying.empty()) staying = StayingNodes(*ctx);
-    const int min_nodes = ctx->min_nodes.empty() ? ctx->spec.pools[p].min_nodes : ctx->min_nodes[p];
-    const int go = std::min(static_cast<int>(spare.size()) - keep, std::max(0, staying[p] - min_nodes));
+    const int go =
+        std::min(static_cast<int>(spare.size()) - keep, std::max(0, staying[p] - ctx->MinNodes(static_cast<int>(p))));
     if (go <= 0) continue;
     Action a;
     a.kind = ActionKind::kRelease;
