@@ -424,7 +424,7 @@ std::string Describe(const ScalingPlan& plan) {
 // jobs and several option sets, the plans are the same whole.
 TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
   const model::ClusterSpec spec = testing::RandomSpec();
-  int actions = 0, forecasts = 0;
+  int actions = 0, forecasts = 0, consolidations = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     model::ClusterState state = testing::RandomState(&spec, seed);
     // Half the clusters have no job waiting: the passes the simulator runs most.
@@ -452,13 +452,24 @@ TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
     }
     std::sort(state.arrivals.begin(), state.arrivals.end(),
               [](const model::ClusterState::Arrival& a, const model::ClusterState::Arrival& b) { return a.at < b.at; });
-    for (int variant = 0; variant < 4; ++variant) {
+    for (int variant = 0; variant < 6; ++variant) {
       AutoscalerOptions o;
       o.forecast.enabled = variant % 2 == 1;
       o.preemption.before_buying = variant == 2;
-      o.consolidation.enabled = variant == 3;
-      o.budget.max_nodes = variant == 1 ? 3 : 0;
+      o.consolidation.enabled = variant >= 3;
+      o.budget.max_nodes = variant == 1 || variant == 5 ? 3 : 0;
       o.scale_up.hedge.nodes = variant < 2 ? variant + 1 : 0;
+      if (variant >= 4) {
+        // Consolidation eager enough to act on most clusters with no job waiting.
+        o.consolidation.quiet_for = Duration{0};
+        o.consolidation.min_run = Seconds(variant == 4 ? 0 : 1800);
+        o.consolidation.min_ratio = 0.1;
+        o.consolidation.max_unsaved = Seconds(variant == 5 ? 1200 : 0);
+        o.consolidation.headroom_gpus = variant == 5 ? 4 : 0;
+        o.consolidation.remaining = variant == 5 ? ConsolidationOptions::Remaining::kExpectedEnd
+                                                 : ConsolidationOptions::Remaining::kAge;
+        o.scale_down.idle.release_reserved = variant == 5;
+      }
       if (variant >= 2) {
         o.scale_up.release_lookahead = Seconds(600);
         CronRule cap;
@@ -480,18 +491,23 @@ TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
       metrics.set_ordered(false);
       const auto scanned = as->RunOnce(state, At(3600));
       ASSERT_TRUE(scanned.ok()) << scanned.status();
-      const model::StateIndex index = model::StateIndex::Build(state);
+      // With consolidation's view kept, as the simulator keeps it when consolidation is on.
+      const model::StateIndex index = model::StateIndex::Build(state, /*placement=*/o.consolidation.enabled);
       state.index = &index;
       metrics.set_ordered(true);
       const auto indexed = as->RunOnce(state, At(3600));
       ASSERT_TRUE(indexed.ok()) << indexed.status();
       ASSERT_EQ(Describe(*indexed), Describe(*scanned)) << "seed " << seed << ", variant " << variant;
       actions += static_cast<int>(scanned->actions.size());
-      for (const auto& a : scanned->actions) forecasts += a.forecast;
+      for (const auto& a : scanned->actions) {
+        forecasts += a.forecast;
+        consolidations += a.kind == ActionKind::kConsolidate;
+      }
     }
   }
   EXPECT_GT(actions, 1000);  // the random clusters give the passes plenty to do
   EXPECT_GT(forecasts, 20);
+  EXPECT_GT(consolidations, 30);  // consolidation's view in the index is read and acted on
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "model/state_index.h"
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include "core/strings.h"
 
@@ -31,7 +34,7 @@ bool PosSet::operator==(const PosSet& o) const {
   return true;
 }
 
-StateIndex::JobRec StateIndex::Read(const Job& j) {
+StateIndex::JobRec StateIndex::Read(const Job& j) const {
   JobRec r;
   r.id = j.id;
   if (j.state == JobState::kPending) {
@@ -54,12 +57,22 @@ StateIndex::JobRec StateIndex::Read(const Job& j) {
     r.stopping = j.state == JobState::kStopping;
     r.running = j.state == JobState::kRunning;
     r.elastic = j.spec.elastic();
+    if (!placement_) return r;
+    r.started = j.started;
+    r.movable = r.running && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 && j.spec.slice_units == 0 &&
+                j.alloc.size() == 1;
+    for (const auto& sh : j.alloc) {
+      if (std::find(r.on.begin(), r.on.end(), sh.node) == r.on.end()) r.on.push_back(sh.node);
+    }
+    r.gpus = j.spec.gpus();
+    r.gpus_per_worker = j.spec.gpus_per_worker;
+    r.has_workers = j.Workers() > 0;
   }
   return r;
 }
 
 StateIndex::NodeRec StateIndex::Read(const Node& n) {
-  return NodeRec{n.id, n.pool, n.gpus, n.free_gpus, n.state, n.reclaim_at != kInfiniteFuture};
+  return NodeRec{n.id, n.pool, n.gpus, n.free_gpus, n.state, n.reclaim_at != kInfiniteFuture, !n.slice_free.empty(), n.created};
 }
 
 void StateIndex::Enter(const JobRec& r, size_t pos) {
@@ -87,6 +100,97 @@ void StateIndex::Leave(const JobRec& r, size_t pos) {
   }
 }
 
+void StateIndex::Place(const JobRec& r, size_t pos, int sign) {
+  if (!placement_ || r.kind != 2) return;
+  const auto p = static_cast<uint32_t>(pos);
+  for (const NodeId id : r.on) {
+    recheck_.push_back(id);
+    if (sign > 0) {
+      Placed& placed = placed_[id];
+      placed.jobs.push_back(p);
+      placed.fixed += !r.movable;
+      continue;
+    }
+    auto it = placed_.find(id);
+    if (it == placed_.end()) continue;
+    JobList& jobs = it->second.jobs;
+    if (auto at = std::find(jobs.begin(), jobs.end(), p); at != jobs.end()) {
+      *at = jobs.back();
+      jobs.pop_back();
+      it->second.fixed -= !r.movable;
+    }
+    if (jobs.empty()) placed_.erase(it);
+  }
+  if (!r.movable) return;
+  if (sign > 0) {
+    starts_.insert(Start{r.started, r.id, p});
+  } else {
+    starts_.erase(Start{r.started, r.id, p});
+  }
+}
+
+void StateIndex::Place(const NodeRec* was, const NodeRec* now) {
+  if (!placement_) return;
+  auto live = [](const NodeRec* r) { return r != nullptr && r->state != NodeState::kTerminated; };
+  auto in_use = [](const NodeRec* r) { return r != nullptr && InUse(*r) && r->free >= 0; };
+  if (in_use(was)) --in_use_[was->pool][was->free];
+  if (in_use(now)) {
+    if (now->pool >= static_cast<int>(in_use_.size())) in_use_.resize(now->pool + 1);
+    auto& c = in_use_[now->pool];
+    if (now->free >= static_cast<int>(c.size())) c.resize(now->free + 1, 0);
+    ++c[now->free];
+  }
+  // Most changes are of GPUs free: neither the node's place in created_ nor
+  // whether it may be Settled changes with them.
+  const bool same_node = live(was) && live(now) && was->id == now->id && was->pool == now->pool;
+  if (!same_node || was->created != now->created) {
+    if (live(was)) created_[was->pool].erase({was->created, was->id});
+    if (live(now)) {
+      if (now->pool >= static_cast<int>(created_.size())) created_.resize(now->pool + 1);
+      created_[now->pool].insert({now->created, now->id});
+    }
+  }
+  if (!same_node || InUse(*was) != InUse(*now)) {
+    if (was != nullptr) recheck_.push_back(was->id);
+    if (now != nullptr) recheck_.push_back(now->id);
+  }
+}
+
+void StateIndex::Recheck(NodeId id) {
+  std::optional<std::pair<int, Settled>> want;
+  if (const int pos = NodePos(id); pos >= 0) {
+    const NodeRec& n = nodes_[pos];
+    auto it = placed_.find(id);
+    if (InUse(n) && it != placed_.end() && !it->second.jobs.empty() && it->second.fixed == 0) {
+      Timestamp latest = kInfinitePast;
+      const JobRec* lead = nullptr;
+      for (const uint32_t j : it->second.jobs) {
+        const JobRec& r = jobs_[j];
+        latest = std::max(latest, r.started);
+        if (lead == nullptr || r.gpus > lead->gpus || (r.gpus == lead->gpus && r.id < lead->id)) lead = &r;
+      }
+      want = {n.pool, Settled{latest, id, lead->gpus_per_worker, lead->has_workers}};
+    }
+  }
+  if (auto cur = settled_of_.find(id); cur != settled_of_.end()) {
+    if (want && *want == cur->second) return;
+    settled_[cur->second.first][SettledBucket(cur->second.second)].erase(cur->second.second);
+    settled_of_.erase(cur);
+  }
+  if (!want) return;
+  if (want->first >= static_cast<int>(settled_.size())) settled_.resize(want->first + 1);
+  auto& buckets = settled_[want->first];
+  const int b = SettledBucket(want->second);
+  if (b >= static_cast<int>(buckets.size())) buckets.resize(b + 1);
+  buckets[b].insert(want->second);
+  settled_of_[id] = *want;
+}
+
+void StateIndex::RecheckNodes() {
+  for (const NodeId id : recheck_) Recheck(id);
+  recheck_.clear();
+}
+
 int StateIndex::KindOf(const NodeRec& r) {
   if (r.state == NodeState::kProvisioning) return static_cast<int>(FreeKind::kBooting);
   if (r.state != NodeState::kReady) return -1;
@@ -110,9 +214,12 @@ void StateIndex::Enter(const NodeRec& r, size_t pos) {
     staying_free_.resize(r.pool + 1, 0);
     usable_.resize(r.pool + 1);
     by_free_.resize(r.pool + 1);
+    in_use_.resize(r.pool + 1);
+    created_.resize(r.pool + 1);
   }
   ++live_[r.pool];
   CountFree(r, +1);
+
   const bool ready = r.state == NodeState::kReady, booting = r.state == NodeState::kProvisioning;
   if (ready || booting) {
     auto& u = usable_[r.pool];
@@ -135,6 +242,7 @@ void StateIndex::Leave(const NodeRec& r, size_t pos) {
   if (r.state == NodeState::kTerminated) return;
   --live_[r.pool];
   CountFree(r, -1);
+
   if (r.state == NodeState::kReady || r.state == NodeState::kProvisioning) --usable_[r.pool][r.gpus];
   if ((r.state == NodeState::kReady || r.state == NodeState::kProvisioning) && !r.noticed) {
     staying_.erase(pos);
@@ -164,6 +272,17 @@ void StateIndex::Move(const JobRec& r, size_t from, size_t to) {
     }
     const auto it = ends_.find(End{r.end, r.id, 0, r.running});
     if (it != ends_.end()) const_cast<End&>(*it).pos = p;
+    for (const NodeId id : r.on) {
+      auto pl = placed_.find(id);
+      if (pl == placed_.end()) continue;
+      for (uint32_t& j : pl->second.jobs) {
+        if (j == from) j = p;
+      }
+    }
+    if (r.movable) {
+      const auto st = starts_.find(Start{r.started, r.id, 0});
+      if (st != starts_.end()) const_cast<Start&>(*st).pos = p;
+    }
   }
 }
 
@@ -203,14 +322,15 @@ int StateIndex::NodePos(NodeId id) const {
   return it != nodes_.end() && it->id == id ? static_cast<int>(it - nodes_.begin()) : -1;
 }
 
-StateIndex StateIndex::Build(const ClusterState& state) {
+StateIndex StateIndex::Build(const ClusterState& state, bool placement) {
   StateIndex x;
+  x.placement_ = placement;
   std::vector<Queued> pending;
   std::vector<End> ends;
   x.jobs_.reserve(state.jobs.size());
   x.job_pos_.reserve(state.jobs.size());
   for (size_t i = 0; i < state.jobs.size(); ++i) {
-    x.jobs_.push_back(Read(state.jobs[i]));
+    x.jobs_.push_back(x.Read(state.jobs[i]));
     const JobRec& r = x.jobs_.back();
     x.job_pos_[r.id] = static_cast<uint32_t>(i);
     // Entered in bulk below: sorted once rather than inserted one by one.
@@ -220,6 +340,7 @@ StateIndex StateIndex::Build(const ClusterState& state) {
       if (r.stopping) x.stopping_.insert(i);
       if (r.elastic) x.elastic_.insert(i);
       ends.push_back({r.end, r.id, static_cast<uint32_t>(i), r.running});
+      x.Place(r, i, +1);
     }
   }
   std::sort(pending.begin(), pending.end());
@@ -230,8 +351,10 @@ StateIndex StateIndex::Build(const ClusterState& state) {
   for (size_t i = 0; i < state.nodes.size(); ++i) {
     x.nodes_.push_back(Read(state.nodes[i]));
     x.Enter(x.nodes_.back(), i);
+    x.Place(nullptr, &x.nodes_.back());
   }
   x.CountOutOfOrder();
+  x.RecheckNodes();
   x.job_touched_.assign(x.jobs_.size(), 0);
   x.node_touched_.assign(x.nodes_.size(), 0);
   x.synced_ = &state;
@@ -268,6 +391,7 @@ void StateIndex::RemoveJob(size_t pos) {
   dirty_ = true;
   const size_t last = jobs_.size() - 1;
   Leave(jobs_[pos], pos);
+  Place(jobs_[pos], pos, -1);
   if (auto it = job_pos_.find(jobs_[pos].id); it != job_pos_.end() && it->second == pos) job_pos_.erase(it);
   if (pos != last) {
     // The last job takes this position, with what the index knew of it.
@@ -285,6 +409,7 @@ void StateIndex::RemoveJob(size_t pos) {
 void StateIndex::RemoveNode(size_t pos) {
   dirty_ = true;
   Leave(nodes_[pos], pos);
+  Place(&nodes_[pos], nullptr);
   ids_changed_ = true;
   for (PosSet* s : {&ready_free_, &booting_, &booting_free_, &noticed_, &idle_, &staying_}) s->EraseShift(pos);
   nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(pos));
@@ -305,12 +430,20 @@ void StateIndex::Sync(const ClusterState& state) {
     const JobRec now = Read(state.jobs[pos]);
     if (now == jobs_[pos]) continue;
     Leave(jobs_[pos], pos);
+    // Most changes are of when a job is expected to end: where it runs, and
+    // whether it could move, stay as they were.
+    const JobRec& was = jobs_[pos];
+    const bool placed_same = was.kind == now.kind && was.id == now.id && was.started == now.started &&
+                             was.movable == now.movable && was.on == now.on && was.gpus == now.gpus &&
+                             was.gpus_per_worker == now.gpus_per_worker && was.has_workers == now.has_workers;
+    if (!placed_same) Place(was, pos, -1);
     if (now.id != jobs_[pos].id) {
       if (auto it = job_pos_.find(jobs_[pos].id); it != job_pos_.end() && it->second == pos) job_pos_.erase(it);
       job_pos_[now.id] = pos;
     }
     jobs_[pos] = now;
     Enter(now, pos);
+    if (!placed_same) Place(now, pos, +1);
   }
   touched_jobs_.clear();
   for (uint32_t pos : touched_nodes_) {
@@ -319,12 +452,14 @@ void StateIndex::Sync(const ClusterState& state) {
     const NodeRec now = Read(state.nodes[pos]);
     if (now == nodes_[pos]) continue;
     Leave(nodes_[pos], pos);
+    Place(&nodes_[pos], &now);
     ids_changed_ |= now.id != nodes_[pos].id;
     nodes_[pos] = now;
     Enter(now, pos);
   }
   touched_nodes_.clear();
   if (ids_changed_) CountOutOfOrder();
+  RecheckNodes();
   synced_ = &state;
   dirty_ = false;
 }
@@ -358,6 +493,16 @@ int64_t StateIndex::FreeSlots(uint64_t pool_mask, int gpus_per_worker, bool with
   return slots;
 }
 
+int64_t StateIndex::ReadyFree(int pool) const {
+  if (pool < 0 || static_cast<size_t>(pool) >= by_free_.size()) return 0;
+  int64_t free = 0;
+  for (FreeKind k : {FreeKind::kPartlyUsed, FreeKind::kIdle}) {
+    const auto& c = by_free_[pool][static_cast<size_t>(k)];
+    for (size_t f = 0; f < c.size(); ++f) free += int64_t{c[f]} * static_cast<int64_t>(f);
+  }
+  return free;
+}
+
 int StateIndex::MostFree(int pool, bool idle_too) const {
   if (pool < 0 || static_cast<size_t>(pool) >= by_free_.size()) return 0;
   int most = 0;
@@ -376,7 +521,7 @@ int StateIndex::MostFree(int pool, bool idle_too) const {
 }
 
 std::string StateIndex::Diff(const ClusterState& state) const {
-  const StateIndex fresh = Build(state);
+  const StateIndex fresh = Build(state, placement_);
   std::vector<std::string> out;
   if (dirty_) out.push_back("touched since the last Sync");
   if (!(jobs_ == fresh.jobs_)) out.push_back("job records");
@@ -418,6 +563,45 @@ std::string StateIndex::Diff(const ClusterState& state) const {
           out.push_back(StrCat("nodes of pool ", p, " of kind ", k, " with ", f, " GPUs free"));
         }
       }
+    }
+  }
+  {
+    auto sorted = [](const absl::flat_hash_map<NodeId, Placed>& m) {
+      std::vector<std::tuple<NodeId, std::vector<uint32_t>, int>> v;
+      for (const auto& [id, pl] : m) {
+        std::vector<uint32_t> jobs(pl.jobs.begin(), pl.jobs.end());
+        std::sort(jobs.begin(), jobs.end());
+        v.emplace_back(id, std::move(jobs), pl.fixed);
+      }
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    if (sorted(placed_) != sorted(fresh.placed_)) out.push_back("jobs per node");
+  }
+  for (size_t p = 0; p < std::max(settled_.size(), fresh.settled_.size()); ++p) {
+    auto all = [p](const StateIndex& x) {
+      std::vector<Settled> v;
+      if (const auto* buckets = x.settled(static_cast<int>(p))) {
+        for (const auto& b : *buckets) v.insert(v.end(), b.begin(), b.end());
+      }
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    if (all(*this) != all(fresh)) out.push_back(StrCat("settled nodes of pool ", p));
+  }
+  if (settled_of_ != fresh.settled_of_) out.push_back("settled entries");
+  if (!same(starts_, fresh.starts_)) out.push_back(StrCat("starts (", starts_.size(), " vs ", fresh.starts_.size(), ")"));
+  for (size_t p = 0; p < std::max(in_use_.size(), fresh.in_use_.size()); ++p) {
+    const int n = std::max(InUseSpan(static_cast<int>(p)), fresh.InUseSpan(static_cast<int>(p)));
+    for (int f = 0; f < n; ++f) {
+      if (InUseCount(static_cast<int>(p), f) != fresh.InUseCount(static_cast<int>(p), f)) {
+        out.push_back(StrCat("nodes in use of pool ", p, " with ", f, " GPUs free"));
+      }
+    }
+    const auto* a = created(static_cast<int>(p));
+    const auto* b = fresh.created(static_cast<int>(p));
+    if ((a == nullptr ? 0 : a->size()) + (b == nullptr ? 0 : b->size()) > 0 && (a == nullptr || b == nullptr || *a != *b)) {
+      out.push_back(StrCat("nodes of pool ", p, " by creation"));
     }
   }
   if (out_of_order_ != fresh.out_of_order_) out.push_back("node id order");

@@ -31,6 +31,7 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "core/time.h"
 #include "model/cluster.h"
 
@@ -107,6 +108,8 @@ class StateIndex {
     int free = 0;
     NodeState state = NodeState::kTerminated;
     bool noticed = false;  // reclaim_at is set
+    bool sliced = false;   // a MIG node (slice_free is set)
+    Timestamp created{};
     bool operator==(const NodeFacts&) const = default;
   };
   // What a pass reads of a pending job to make its demand, kept compact: a
@@ -134,8 +137,43 @@ class StateIndex {
     bool operator==(const End& o) const = default;
   };
 
-  // An index of `state` as it is now.
-  static StateIndex Build(const ClusterState& state);
+  // A node that runs something and may give or take a moved job
+  // (consolidation, autoscale/scaledown/consolidation.h): ready, with no
+  // notice, whole GPUs (not a MIG node) and a GPU in use.
+  static bool InUse(const NodeFacts& n) {
+    return n.state == NodeState::kReady && !n.noticed && !n.sliced && n.free != n.gpus;
+  }
+  // A node every job of which could move, as far as the jobs themselves say,
+  // by the latest start among them. A job could move when it runs (not
+  // starting or stopping), is not protected, checkpoints, uses whole GPUs and
+  // holds one share, on one node.
+  // With, of its job that moves first (the most GPUs, then the lowest id),
+  // the GPUs per worker and whether it has a worker: what tells at once that
+  // no other node has room for it.
+  struct Settled {
+    Timestamp latest;
+    NodeId id;
+    int lead_gpus_per_worker = 0;
+    bool lead_has_workers = false;
+    bool operator<(const Settled& o) const { return latest != o.latest ? latest < o.latest : id < o.id; }
+    bool operator==(const Settled& o) const = default;
+  };
+  // A job that could move, by when its run started.
+  struct Start {
+    Timestamp at;
+    JobId id;
+    uint32_t pos;
+    bool operator<(const Start& o) const { return at != o.at ? at < o.at : id < o.id; }
+    bool operator==(const Start& o) const = default;
+  };
+  using JobList = absl::InlinedVector<uint32_t, 4>;
+
+  // An index of `state` as it is now; with `placement`, it also keeps what
+  // consolidation asks (JobsOn and below), which costs every change a little.
+  static StateIndex Build(const ClusterState& state, bool placement = false);
+  // The same for an index that has been told of nothing yet.
+  void KeepPlacement(bool on) { placement_ = on; }
+  bool placement() const { return placement_; }
 
   // The driver's side. Touch: the job or node at `pos` was appended or may
   // have changed; it is read again at the next Sync. Remove: the job at
@@ -190,6 +228,41 @@ class StateIndex {
   // The most GPUs free on one ready node of `pool` with no notice: on a
   // partly used one, or also on an idle one if `idle_too`. 0 if none.
   int MostFree(int pool, bool idle_too) const;
+  // What consolidation asks, kept as jobs and nodes change, only with
+  // placement() (empty otherwise).
+  //
+  // The positions of the jobs holding GPUs with a share on node `id`, in no
+  // order (nullptr: none).
+  const JobList* JobsOn(NodeId id) const {
+    auto it = placed_.find(id);
+    return it == placed_.end() ? nullptr : &it->second.jobs;
+  }
+  // The InUse nodes of `pool` that hold only jobs that could move, by the
+  // GPUs per worker of their lead job (SettledBucket) (nullptr: none yet).
+  const std::vector<absl::btree_set<Settled>>* settled(int pool) const {
+    return pool >= 0 && static_cast<size_t>(pool) < settled_.size() ? &settled_[pool] : nullptr;
+  }
+  // 0 if its lead job has no worker (no count of GPUs free rules it out).
+  static int SettledBucket(const Settled& s) { return s.lead_has_workers ? std::max(s.lead_gpus_per_worker, 0) : 0; }
+  // The jobs holding GPUs that could move.
+  const absl::btree_set<Start>& starts() const { return starts_; }
+  // How many InUse nodes of `pool` have exactly `free` GPUs free, and one
+  // more than the most any has (0: none).
+  int InUseCount(int pool, int free) const {
+    if (pool < 0 || static_cast<size_t>(pool) >= in_use_.size()) return 0;
+    const auto& c = in_use_[pool];
+    return free >= 0 && static_cast<size_t>(free) < c.size() ? c[free] : 0;
+  }
+  int InUseSpan(int pool) const {
+    return pool >= 0 && static_cast<size_t>(pool) < in_use_.size() ? static_cast<int>(in_use_[pool].size()) : 0;
+  }
+  // The nodes of `pool` by when they were created, in any state (nullptr: none yet).
+  const absl::btree_set<std::pair<Timestamp, NodeId>>* created(int pool) const {
+    return pool >= 0 && static_cast<size_t>(pool) < created_.size() ? &created_[pool] : nullptr;
+  }
+  // The GPUs free on the ready nodes of `pool` with no notice (idle ones too).
+  int64_t ReadyFree(int pool) const;
+
   // Whether node ids increase with position (the simulator keeps them so).
   bool nodes_in_id_order() const { return out_of_order_ == 0; }
   // The position of node `id`, or -1: from a table while ids are small, else
@@ -213,10 +286,18 @@ class StateIndex {
     Timestamp end{};
     JobId id = 0;
     PendingFacts facts;  // pending jobs only
+    // Jobs holding GPUs: when this run started, whether it could move
+    // (Settled), and the nodes it has a share on.
+    Timestamp started{};
+    bool movable = false;
+    absl::InlinedVector<NodeId, 1> on;
+    int gpus = 0;             // JobSpec::gpus()
+    int gpus_per_worker = 0;
+    bool has_workers = false;  // Job::Workers() > 0
     bool operator==(const JobRec&) const = default;
   };
   using NodeRec = NodeFacts;
-  static JobRec Read(const Job& j);
+  JobRec Read(const Job& j) const;
   static NodeRec Read(const Node& n);
   void Enter(const JobRec& r, size_t pos);
   void Leave(const JobRec& r, size_t pos);
@@ -225,6 +306,14 @@ class StateIndex {
   void Enter(const NodeRec& r, size_t pos);
   void Leave(const NodeRec& r, size_t pos);
   void CountOutOfOrder();
+  // Consolidation's view of the job of record `r` at `pos`, and whether node
+  // `id` is Settled; RecheckNodes does the latter for every node marked since.
+  void Place(const JobRec& r, size_t pos, int sign);
+  // The same for a node, as its record changes from `was` to `now` (either
+  // may be nullptr: none).
+  void Place(const NodeRec* was, const NodeRec* now);
+  void Recheck(NodeId id);
+  void RecheckNodes();
 
   std::vector<JobRec> jobs_;
   absl::flat_hash_map<JobId, uint32_t> job_pos_;  // of the jobs read
@@ -249,6 +338,21 @@ class StateIndex {
   std::vector<int> live_, staying_count_;
   std::vector<int64_t> staying_free_;  // [pool]: staying_free()
   std::vector<std::vector<int>> usable_;  // [pool][gpus]: ready or provisioning nodes
+  // Consolidation's: jobs per node, Settled nodes, movable jobs by start,
+  // InUse nodes by GPUs free, nodes by creation.
+  struct Placed {
+    JobList jobs;
+    int fixed = 0;  // how many of them could not move
+  };
+  bool placement_ = false;
+  absl::flat_hash_map<NodeId, Placed> placed_;
+  std::vector<std::vector<absl::btree_set<Settled>>> settled_;  // [pool][SettledBucket]
+  absl::flat_hash_map<NodeId, std::pair<int, Settled>> settled_of_;  // where each Settled node is entered
+  std::vector<NodeId> recheck_;  // nodes whose Settled entry may have changed
+  absl::btree_set<Start> starts_;
+  std::vector<std::vector<int>> in_use_;  // [pool][free]
+  std::vector<absl::btree_set<std::pair<Timestamp, NodeId>>> created_;  // [pool]
+
   // The kinds of node the free-GPU counts keep apart.
   enum class FreeKind : uint8_t {
     kPartlyUsed,  // ready, no notice, not idle (full ones too: 0 free)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include "core/rng.h"
 #include "gtest/gtest.h"
@@ -34,7 +36,8 @@ TEST(PosSetTest, EraseShiftMovesLaterPositionsDown) {
   }
 }
 
-Job RandomJob(Rng& rng, JobId id) {
+// `nodes`: the first node id of the state (its jobs run on ids from there).
+Job RandomJob(Rng& rng, JobId id, NodeId nodes = 1) {
   Job j;
   j.id = id;
   j.priority = static_cast<int>(rng.UniformInt(0, 2)) * 10;
@@ -45,6 +48,15 @@ Job RandomJob(Rng& rng, JobId id) {
   if (rng.UniformInt(0, 3) == 0) {
     j.spec.min_workers = 1;
     j.spec.max_workers = 3;
+  }
+  // Where it runs, and whether consolidation could move it.
+  j.spec.gpus_per_worker = static_cast<int>(rng.UniformInt(1, 4));
+  j.spec.workers = static_cast<int>(rng.UniformInt(1, 2));
+  j.spec.checkpoint.interval = Seconds(rng.UniformInt(0, 1) * 1800);
+  j.spec.is_protected = rng.UniformInt(0, 5) == 0;
+  j.started = FromUnixSeconds(rng.UniformInt(0, 40));
+  if (j.state != JobState::kPending) {
+    for (int64_t k = rng.UniformInt(0, 2); k > 0; --k) j.alloc.push_back({nodes + rng.UniformInt(0, 30), 1});
   }
   return j;
 }
@@ -58,6 +70,8 @@ Node RandomNode(Rng& rng, NodeId id) {
   const int s = static_cast<int>(rng.UniformInt(0, 2));
   n.state = s == 0 ? NodeState::kProvisioning : s == 1 ? NodeState::kReady : NodeState::kDraining;
   if (rng.UniformInt(0, 5) == 0) n.reclaim_at = FromUnixSeconds(1000);
+  if (rng.UniformInt(0, 7) == 0) n.slice_free = {7};
+  n.created = FromUnixSeconds(rng.UniformInt(0, 3));  // ties too
   return n;
 }
 
@@ -93,18 +107,69 @@ void ExpectCountsOf(const ClusterState& state, const StateIndex& x) {
   }
 }
 
+// Consolidation's view (placement()), against the jobs and nodes themselves.
+void ExpectPlacementOf(const ClusterState& state, const StateIndex& x) {
+  std::set<std::tuple<NodeId, Timestamp, int>> want_settled, got_settled;
+  for (const Node& n : state.nodes) {
+    std::vector<uint32_t> want;
+    bool all_could_move = true;
+    Timestamp latest = kInfinitePast;
+    const Job* lead = nullptr;
+    for (size_t i = 0; i < state.jobs.size(); ++i) {
+      const Job& j = state.jobs[i];
+      if (j.state == JobState::kPending || j.state == JobState::kCompleted) continue;
+      if (std::none_of(j.alloc.begin(), j.alloc.end(), [&](const NodeShare& sh) { return sh.node == n.id; })) continue;
+      want.push_back(static_cast<uint32_t>(i));
+      all_could_move &= j.state == JobState::kRunning && !j.spec.is_protected &&
+                        j.spec.checkpoint.interval.count() > 0 && j.alloc.size() == 1;
+      latest = std::max(latest, j.started);
+      if (lead == nullptr || j.spec.gpus() > lead->spec.gpus() || (j.spec.gpus() == lead->spec.gpus() && j.id < lead->id)) {
+        lead = &j;
+      }
+    }
+    std::vector<uint32_t> got;
+    if (const auto* on = x.JobsOn(n.id)) got.assign(on->begin(), on->end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "jobs on node " << n.id;
+    const bool in_use = n.state == NodeState::kReady && n.reclaim_at == kInfiniteFuture && n.slice_free.empty() &&
+                        n.free_gpus != n.gpus;
+    if (in_use && !want.empty() && all_could_move) want_settled.insert({n.id, latest, lead->spec.gpus_per_worker});
+  }
+  for (int p = 0; p < 3; ++p) {
+    const auto* buckets = x.settled(p);
+    if (buckets == nullptr) continue;
+    for (size_t b = 0; b < buckets->size(); ++b) {
+      for (const auto& s : (*buckets)[b]) {
+        EXPECT_EQ(StateIndex::SettledBucket(s), static_cast<int>(b));
+        EXPECT_EQ(state.nodes[x.NodePos(s.id)].pool, p);
+        got_settled.insert({s.id, s.latest, s.lead_gpus_per_worker});
+      }
+    }
+  }
+  EXPECT_EQ(got_settled, want_settled);
+  for (int p = 0; p < 3; ++p) {
+    int64_t ready_free = 0;
+    for (const Node& n : state.nodes) {
+      if (n.pool == p && n.state == NodeState::kReady && n.reclaim_at == kInfiniteFuture) ready_free += n.free_gpus;
+    }
+    EXPECT_EQ(x.ReadyFree(p), ready_free) << "pool " << p;
+  }
+}
+
 // Random changes, told to the index as the simulator tells it, agree with a
 // fresh Build after every Sync.
 TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
     Rng rng(seed);
+    const bool placement = seed > 30;  // the second half keeps consolidation's view too
     ClusterState state;
     JobId next_job = 1;
     // Small node ids (a table finds them) and large ones (a binary search).
-    NodeId next_node = seed % 2 == 0 ? 1 : NodeId{1} << 40;
-    for (int i = 0; i < 40; ++i) state.jobs.push_back(RandomJob(rng, next_job++));
+    const NodeId first_node = seed % 2 == 0 ? 1 : NodeId{1} << 40;
+    NodeId next_node = first_node;
+    for (int i = 0; i < 40; ++i) state.jobs.push_back(RandomJob(rng, next_job++, first_node));
     for (int i = 0; i < 20; ++i) state.nodes.push_back(RandomNode(rng, next_node++));
-    StateIndex index = StateIndex::Build(state);
+    StateIndex index = StateIndex::Build(state, placement);
     state.index = &index;
     ASSERT_EQ(IndexFor(state), &index);
     for (int step = 0; step < 600; ++step) {
@@ -114,7 +179,7 @@ TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
       if (state.nodes.empty() && op >= 5) op = 4;
       switch (op) {
         case 0:
-          state.jobs.push_back(RandomJob(rng, next_job++));
+          state.jobs.push_back(RandomJob(rng, next_job++, first_node));
           index.TouchJob(state.jobs.size() - 1);
           break;
         case 1:
@@ -130,7 +195,7 @@ TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
           if (!state.jobs.empty()) {
             const auto pos = static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(state.jobs.size()) - 1));
             const JobId id = state.jobs[pos].id;
-            state.jobs[pos] = RandomJob(rng, id);
+            state.jobs[pos] = RandomJob(rng, id, first_node);
             index.TouchJob(pos);
           }
           break;
@@ -160,6 +225,7 @@ TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
         ASSERT_EQ(IndexFor(state), &index);
         ASSERT_EQ(index.Diff(state), "") << "seed " << seed << ", step " << step;
         ExpectCountsOf(state, index);
+        if (placement) ExpectPlacementOf(state, index);
         for (size_t p = 0; p < state.nodes.size(); ++p) ASSERT_EQ(index.NodePos(state.nodes[p].id), static_cast<int>(p));
         ASSERT_EQ(index.NodePos(next_node), -1);
       }

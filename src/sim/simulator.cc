@@ -104,6 +104,8 @@ Status Simulator::Init() {
   state_.metrics = &metrics_;
   state_.progress = &progress_;
   state_.index = &index_;
+  // Consolidation reads where jobs run from the index, which then keeps it.
+  index_.KeepPlacement(policy_.autoscaler.consolidation.enabled);
   state_.pools.assign(spec_->pools.size(), model::PoolStatus{});
   pool_seq_.assign(spec_->pools.size(), 0);
   waits_by_class_.assign(spec_->priority_classes.size(), {});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct NodeView {
   bool movable = true;  // every job on it may be moved
   bool source = false;  // emptied in this pass
   bool dest = false;    // receives a moved job in this pass
+  size_t pos = 0;       // in the state's nodes (read from the index only)
 };
 
 // One worker of a moved job, planned onto a destination.
@@ -56,6 +58,113 @@ Duration Consolidation::Remaining(const model::ClusterState& state, const Job& j
   return std::max(age, now - job.started);
 }
 
+namespace {
+
+// What a pass of consolidation starts from: the candidates to empty, when a
+// job next becomes movable, and the nodes a worker may move to, counted by
+// pool and GPUs free. Gathered by a scan of every node and job, or from the
+// driver's state index (model/state_index.h, placement()) in time that grows
+// with the candidates rather than the cluster: both give the same.
+struct Gathered {
+  // Scan: every node that runs something, and the sources among them.
+  // Index: the sources read, and nothing else.
+  std::vector<NodeView> views;
+  std::vector<NodeView*> sources;
+  // Index: per pool, the Settled nodes left unread because their lead job
+  // has more GPUs per worker than any node in use has free (so they are
+  // set aside unread). In time order; some may not have run min_run.
+  std::vector<std::pair<int, const absl::btree_set<model::StateIndex::Settled>*>> unread;
+  Timestamp movable_at = kInfiniteFuture;
+  int most_gpus = 0;
+  std::vector<std::vector<int>> with_free;  // [pool][free], the views not emptied in this pass
+};
+
+// Whether `j`, which could move as far as it says itself, may be moved in
+// this pass, but for how long it has run: no step of the pass stopped it, it
+// is not giving its GPUs back, and it has little enough unsaved work.
+bool MovableNow(const ConsolidationOptions& o, const PassContext& ctx, const Job& j) {
+  if (ctx.touched.contains(j.id) || ctx.Freeing(j)) return false;
+  return o.max_unsaved.count() <= 0 ||
+         model::UnsavedWorkOf(ctx.state, j, ctx.now) <= static_cast<double>(o.max_unsaved.count());
+}
+
+// The view of Settled node `id`, in `views`, if all its jobs may be moved
+// now (it is a source); else nullptr.
+NodeView* ViewOf(const ConsolidationOptions& o, const PassContext& ctx, const model::StateIndex& x, model::NodeId id,
+                 std::vector<NodeView>* views) {
+  const int pos = x.NodePos(id);
+  const auto* on = x.JobsOn(id);
+  if (pos < 0 || on == nullptr) return nullptr;
+  for (const uint32_t j : *on) {
+    if (!MovableNow(o, ctx, ctx.state.jobs[j])) return nullptr;
+  }
+  NodeView& v = views->emplace_back();
+  v.node = &ctx.state.nodes[pos];
+  v.pos = static_cast<size_t>(pos);
+  v.free = v.node->free_gpus;
+  for (const uint32_t j : *on) v.jobs.push_back(&ctx.state.jobs[j]);
+  return &v;
+}
+
+// Gathered from the index: of the nodes and jobs, only the sources that may
+// have room elsewhere are read.
+void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const PassContext& ctx,
+                   const model::StateIndex& x, Gathered* g) {
+  const model::ClusterSpec& spec = ctx.spec;
+  const Timestamp now = ctx.now;
+  // Every candidate and destination is a node in use, so counted here: none
+  // has more GPUs free than the counts span.
+  int span = 1;
+  for (size_t p = 0; p < spec.pools.size(); ++p) span = std::max(span, x.InUseSpan(static_cast<int>(p)));
+  g->most_gpus = span - 1;
+  g->with_free.assign(spec.pools.size(), std::vector<int>(span, 0));
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    for (int f = 0; f < x.InUseSpan(static_cast<int>(p)); ++f) g->with_free[p][f] = x.InUseCount(static_cast<int>(p), f);
+  }
+  for (const model::NodeId id : ctx.leaving) {
+    const int pos = x.NodePos(id);
+    if (pos < 0) continue;
+    const auto& n = x.node(pos);
+    if (model::StateIndex::InUse(n) && n.free >= 0) --g->with_free[n.pool][n.free];
+  }
+  int top = 0;  // the most GPUs free on a node in use
+  for (const auto& c : g->with_free) {
+    for (int f = 0; f < static_cast<int>(c.size()); ++f) top = c[f] > 0 ? std::max(top, f) : top;
+  }
+  // The earliest start, after now - min_run, of a job that could be moved
+  // now, on a node in use that is not leaving.
+  const auto& starts = x.starts();
+  const model::StateIndex::Start young{now - o.min_run, std::numeric_limits<model::JobId>::max(), 0};
+  for (auto it = starts.upper_bound(young); it != starts.end(); ++it) {
+    const Job& j = ctx.state.jobs[it->pos];
+    const model::NodeId on = j.alloc.front().node;
+    const int pos = x.NodePos(on);
+    if (pos < 0 || !model::StateIndex::InUse(x.node(pos)) || ctx.leaving.contains(on) || !MovableNow(o, ctx, j)) continue;
+    g->movable_at = it->at + o.min_run;
+    break;
+  }
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    if (spec.pools[p].tier == model::Tier::kReserved && !release_reserved) continue;
+    const auto* buckets = x.settled(static_cast<int>(p));
+    if (buckets == nullptr) continue;
+    for (int b = 0; b < static_cast<int>(buckets->size()); ++b) {
+      const auto& settled = (*buckets)[b];
+      if (settled.empty() || now - settled.begin()->latest < o.min_run) continue;
+      if (b > top) {
+        g->unread.emplace_back(static_cast<int>(p), &settled);
+        continue;
+      }
+      for (const auto& s : settled) {
+        if (now - s.latest < o.min_run) break;  // the rest started later still
+        if (!ctx.leaving.contains(s.id)) ViewOf(o, ctx, x, s.id, &g->views);
+      }
+    }
+  }
+  for (auto& v : g->views) g->sources.push_back(&v);
+}
+
+}  // namespace
+
 void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   if (!o_.enabled) return;
   const model::ClusterSpec& spec = ctx->spec;
@@ -73,60 +182,87 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
 
   // Nodes on their way out: drained or evacuated this pass, or given notice.
   auto leaving = [ctx](const Node& n) { return ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture; };
-  // The ready nodes that run something, with their jobs.
-  std::vector<NodeView> views;
-  absl::flat_hash_map<model::NodeId, size_t> index;
-  views.reserve(ctx->state.nodes.size());
-  index.reserve(ctx->state.nodes.size());
-  for (const auto& n : ctx->state.nodes) {
-    if (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty()) continue;  // MIG nodes: not yet
-    if (leaving(n)) continue;
-    index[n.id] = views.size();
-    views.push_back({&n, {}, n.free_gpus, Duration{0}});
+  const model::StateIndex* x = ctx->index != nullptr && ctx->index->placement() ? ctx->index : nullptr;
+  Gathered g;
+  if (x == nullptr) {
+    // The ready nodes that run something, with their jobs.
+    absl::flat_hash_map<model::NodeId, size_t> index;
+    g.views.reserve(ctx->state.nodes.size());
+    index.reserve(ctx->state.nodes.size());
+    for (const auto& n : ctx->state.nodes) {
+      if (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty()) continue;  // MIG nodes: not yet
+      if (leaving(n)) continue;
+      index[n.id] = g.views.size();
+      g.views.push_back({&n, {}, n.free_gpus, Duration{0}});
+    }
+    std::vector<size_t> on;  // the views a job has workers on; allocations are a few shares
+    for (const model::Job* jp : ctx->active()) {
+      const model::Job& j = *jp;
+      if (j.alloc.empty()) continue;
+      on.clear();
+      for (const auto& sh : j.alloc) {
+        auto it = index.find(sh.node);
+        if (it != index.end() && std::find(on.begin(), on.end(), it->second) == on.end()) on.push_back(it->second);
+      }
+      bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
+                     j.spec.slice_units == 0 && on.size() == 1 && j.alloc.size() == 1 && MovableNow(o_, *ctx, j);
+      if (movable && now - j.started < o_.min_run) {
+        movable = false;
+        g.movable_at = std::min(g.movable_at, j.started + o_.min_run);
+      }
+      for (size_t v : on) {
+        NodeView& view = g.views[v];
+        view.jobs.push_back(&j);
+        view.movable &= movable;
+      }
+    }
+    for (auto& v : g.views) {
+      const auto& pool = spec.pools[v.node->pool];
+      if (!v.movable || v.jobs.empty() || (pool.tier == model::Tier::kReserved && !release_reserved_)) continue;
+      g.sources.push_back(&v);
+    }
+    for (const auto& v : g.views) g.most_gpus = std::max(g.most_gpus, v.node->gpus);
+    g.with_free.assign(spec.pools.size(), std::vector<int>(g.most_gpus + 1, 0));
+    for (const auto& v : g.views) ++g.with_free[v.node->pool][std::clamp(v.free, 0, g.most_gpus)];
+  } else {
+    GatherIndexed(o_, release_reserved_, *ctx, *x, &g);
   }
-  Timestamp movable_at = kInfiniteFuture;
-  std::vector<size_t> on;  // the views a job has workers on; allocations are a few shares
-  for (const model::Job* jp : ctx->active()) {
-    const model::Job& j = *jp;
-    if (j.alloc.empty()) continue;
-    on.clear();
-    for (const auto& sh : j.alloc) {
-      auto it = index.find(sh.node);
-      if (it != index.end() && std::find(on.begin(), on.end(), it->second) == on.end()) on.push_back(it->second);
-    }
-    bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
-                   j.spec.slice_units == 0 && !ctx->touched.contains(j.id) && !ctx->Freeing(j) &&
-                   on.size() == 1 && j.alloc.size() == 1;
-    if (movable && o_.max_unsaved.count() > 0 && model::UnsavedWorkOf(ctx->state, j, now) > static_cast<double>(o_.max_unsaved.count())) {
-      movable = false;
-    }
-    if (movable && now - j.started < o_.min_run) {
-      movable = false;
-      movable_at = std::min(movable_at, j.started + o_.min_run);
-    }
-    for (size_t v : on) {
-      NodeView& view = views[v];
-      view.jobs.push_back(&j);
-      view.movable &= movable;
-    }
-  }
-  plan->next_wakeup = std::min(plan->next_wakeup, movable_at);
+  const bool indexed = x != nullptr;
+  std::vector<NodeView>& views = g.views;
+  std::vector<NodeView*>& sources = g.sources;
+  const int most_gpus = g.most_gpus;
+  std::vector<std::vector<int>>& with_free = g.with_free;
+  plan->next_wakeup = std::min(plan->next_wakeup, g.movable_at);
 
   // Nodes per pool that stay, for the pool minimums, and the last time each
-  // pool bought one.
+  // pool bought one (worked out when first asked).
   std::vector<int> staying = StayingNodes(*ctx);
-  std::vector<Timestamp> last_bought(spec.pools.size(), kInfinitePast);
-  for (const auto& n : ctx->state.nodes) {
-    // A ready node created `now` is one the driver did not buy (the live
-    // controller's static nodes): not a purchase.
-    if (n.state == NodeState::kProvisioning || n.created < now) {
-      last_bought[n.pool] = std::max(last_bought[n.pool], n.created);
+  std::vector<Timestamp> last_bought(spec.pools.size(), kInfiniteFuture);
+  // A ready node created `now` is one the driver did not buy (the live
+  // controller's static nodes): not a purchase.
+  auto bought = [&](const Node& n) { return n.state == NodeState::kProvisioning || n.created < now; };
+  auto last_bought_in = [&](int p) {
+    if (last_bought[p] != kInfiniteFuture) return last_bought[p];
+    Timestamp last = kInfinitePast;
+    if (!indexed) {
+      for (const auto& n : ctx->state.nodes) {
+        if (n.pool == p && n.state != NodeState::kTerminated && bought(n)) last = std::max(last, n.created);
+      }
+    } else if (const auto* created = x->created(p)) {
+      for (auto it = created->rbegin(); it != created->rend(); ++it) {
+        const int pos = x->NodePos(it->second);
+        if (pos >= 0 && bought(ctx->state.nodes[pos])) {
+          last = it->first;
+          break;
+        }
+      }
     }
-  }
+    return last_bought[p] = last;
+  };
   // Emptying a node of pool `p` would take it below its minimum; `p` bought
   // within quiet_for (a growing pool buys back what is emptied).
   auto at_min = [&](int p) { return staying[p] - 1 < ctx->MinNodes(p); };
-  auto growing = [&](int p) { return o_.quiet_for.count() > 0 && last_bought[p] > now - o_.quiet_for; };
+  auto growing = [&](int p) { return o_.quiet_for.count() > 0 && last_bought_in(p) > now - o_.quiet_for; };
 
   // How long a node is expected to stay busy: its running jobs' longest
   // expected remaining time. Worked out for the candidates, and for other
@@ -140,21 +276,11 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     }
     return v.life;
   };
-  std::vector<NodeView*> sources;
-  for (auto& v : views) {
-    const auto& pool = spec.pools[v.node->pool];
-    if (!v.movable || v.jobs.empty() || (pool.tier == model::Tier::kReserved && !release_reserved_)) continue;
-    sources.push_back(&v);
-  }
   // Per pool, how many of the nodes a worker may move to (every view not
   // emptied in this pass) have each number of GPUs free. Most what-ifs of a
   // busy cluster find at once that no node of a pool the job may use has
   // room for its first worker, and need no search.
-  int most_gpus = 0;
-  for (const auto& v : views) most_gpus = std::max(most_gpus, v.node->gpus);
-  std::vector<std::vector<int>> with_free(spec.pools.size(), std::vector<int>(most_gpus + 1, 0));
   auto count = [&](const NodeView* v, int n) { with_free[v->node->pool][std::clamp(v->free, 0, most_gpus)] += n; };
-  for (const auto& v : views) count(&v, 1);
   auto room_elsewhere = [&](const Job& j, const NodeView* src) {
     const int g = std::max(j.spec.gpus_per_worker, 0);
     for (size_t p = 0; p < spec.pools.size(); ++p) {
@@ -172,22 +298,76 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   };
   // A node's jobs are moved largest first (then by id); if no other node has
   // room for the first one's first worker now, it never will in this pass:
-  // what-ifs only take free GPUs away. When that holds for every candidate
-  // and the budget allows a disruption, nothing is emptied and the pass
-  // only says when to look again, with no order, lives or what-ifs needed
-  // (most passes of a busy cluster).
+  // what-ifs only take free GPUs away. Such a source is set aside before the
+  // what-ifs, with no order, life or what-if worked out for it; it only says
+  // when to look again if its pool is quiet for too short a time. In most
+  // passes of a busy cluster every source is set aside.
   auto hopeless = [&](const NodeView* v) {
     const Job* first = *std::min_element(v->jobs.begin(), v->jobs.end(), [](const Job* a, const Job* b) {
       return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
     });
     return first->Workers() > 0 && !room_elsewhere(*first, v);
   };
-  if (ctx->disruption_allowance >= 1 && std::all_of(sources.begin(), sources.end(), hopeless)) {
-    for (const NodeView* v : sources) {
-      const int p = v->node->pool;
-      if (!at_min(p) && growing(p)) plan->next_wakeup = std::min(plan->next_wakeup, last_bought[p] + o_.quiet_for);
+  std::vector<bool> aside(spec.pools.size(), false);  // the pool has a source set aside
+  std::erase_if(sources, [&](const NodeView* v) {
+    if (!hopeless(v)) return false;
+    aside[v->node->pool] = true;
+    return true;
+  });
+  // With the index, the candidates left unread are read only if their pool's
+  // wake-up hangs on whether one of them is a source.
+  std::vector<NodeView> scratch;
+  for (const auto& [p, settled] : g.unread) {
+    if (aside[p] || at_min(p) || !growing(p)) continue;
+    for (const auto& s : *settled) {
+      if (now - s.latest < o_.min_run) break;
+      if (!ctx->leaving.contains(s.id) && ViewOf(o_, *ctx, *x, s.id, &scratch) != nullptr) {
+        aside[p] = true;
+        break;
+      }
     }
-    return;
+  }
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    const int q = static_cast<int>(p);
+    if (aside[p] && !at_min(q) && growing(q)) plan->next_wakeup = std::min(plan->next_wakeup, last_bought_in(q) + o_.quiet_for);
+  }
+  if (sources.empty()) return;
+  // The nodes a worker may move to: every view (scan); with the index, the
+  // ones with a GPU free, found now.
+  std::vector<NodeView> more;
+  std::vector<NodeView*> dests;
+  if (!indexed) {
+    for (auto& v : views) dests.push_back(&v);
+  } else {
+    absl::flat_hash_map<size_t, NodeView*> source_at;
+    for (NodeView* v : sources) source_at[v->pos] = v;
+    // A worker of no GPUs fits on a node with none free too (any node in use).
+    bool gpuless = false;
+    for (const NodeView* v : sources) {
+      for (const Job* j : v->jobs) gpuless |= j->spec.gpus_per_worker <= 0;
+    }
+    model::PosSet all;
+    if (gpuless) {
+      for (size_t pos = 0; pos < ctx->state.nodes.size(); ++pos) all.insert(pos);
+    }
+    const model::PosSet& near = gpuless ? all : x->ready_free();
+    more.reserve(near.size());
+    near.ForEach([&](size_t pos) {
+      if (auto it = source_at.find(pos); it != source_at.end()) {
+        dests.push_back(it->second);
+        return;
+      }
+      const Node& n = ctx->state.nodes[pos];
+      if (!model::StateIndex::InUse(x->node(pos)) || ctx->leaving.contains(n.id)) return;
+      NodeView& v = more.emplace_back();
+      v.node = &n;
+      v.pos = pos;
+      v.free = n.free_gpus;
+      if (const auto* on = x->JobsOn(n.id)) {
+        for (const uint32_t j : *on) v.jobs.push_back(&ctx->state.jobs[j]);
+      }
+      dests.push_back(&v);
+    });
   }
   // Cheapest to empty first: fewest busy GPUs, then the longest expected life (the most saved).
   for (NodeView* v : sources) life_of(*v);
@@ -199,9 +379,19 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   });
 
   // Free GPUs on the running nodes that stay (idle ones wait for idle release and count too).
-  int free_staying = 0;
-  for (const auto& n : ctx->state.nodes) {
-    if (n.state == NodeState::kReady && !leaving(n)) free_staying += n.free_gpus;
+  int64_t free_staying = 0;
+  if (!indexed) {
+    for (const auto& n : ctx->state.nodes) {
+      if (n.state == NodeState::kReady && !leaving(n)) free_staying += n.free_gpus;
+    }
+  } else {
+    for (size_t p = 0; p < spec.pools.size(); ++p) free_staying += x->ReadyFree(static_cast<int>(p));
+    for (const model::NodeId id : ctx->leaving) {
+      const int pos = x->NodePos(id);
+      if (pos < 0) continue;
+      const auto& n = x->node(pos);
+      if (n.state == NodeState::kReady && !n.noticed) free_staying -= std::max(0, n.free);
+    }
   }
   int headroom = o_.headroom_gpus;
   if (o_.headroom_window.count() > 0) {
@@ -219,7 +409,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     const auto& pool = spec.pools[node.pool];
     if (at_min(node.pool)) continue;
     if (growing(node.pool)) {
-      plan->next_wakeup = std::min(plan->next_wakeup, last_bought[node.pool] + o_.quiet_for);
+      plan->next_wakeup = std::min(plan->next_wakeup, last_bought_in(node.pool) + o_.quiet_for);
       continue;
     }
     // Releasing it takes its free GPUs away, and its jobs take others'.
@@ -250,7 +440,8 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
           break;
         }
         NodeView* best = nullptr;
-        for (auto& d : views) {
+        for (NodeView* dp : dests) {
+          NodeView& d = *dp;
           if (&d == src || d.source || d.free < g) continue;
           if (!sched::Eligible(spec.pools[d.node->pool], j->spec, j->priority)) continue;
           // Best fit, as the scheduler will place it, then the longest life.
