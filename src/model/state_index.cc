@@ -1,7 +1,6 @@
 #include "model/state_index.h"
 
 #include <algorithm>
-#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -119,7 +118,10 @@ void StateIndex::Place(const JobRec& r, size_t pos, int sign) {
       jobs.pop_back();
       it->second.fixed -= !r.movable;
     }
-    if (jobs.empty()) placed_.erase(it);
+    if (jobs.empty()) {
+      Unsettle(&it->second);
+      placed_.erase(it);
+    }
   }
   if (!r.movable) return;
   if (sign > 0) {
@@ -156,34 +158,40 @@ void StateIndex::Place(const NodeRec* was, const NodeRec* now) {
   }
 }
 
+void StateIndex::Unsettle(Placed* placed) {
+  if (placed->pool < 0) return;
+  settled_[placed->pool][SettledBucket(placed->settled)].erase(placed->settled);
+  placed->pool = -1;
+}
+
 void StateIndex::Recheck(NodeId id) {
-  std::optional<std::pair<int, Settled>> want;
-  if (const int pos = NodePos(id); pos >= 0) {
-    const NodeRec& n = nodes_[pos];
-    auto it = placed_.find(id);
-    if (InUse(n) && it != placed_.end() && !it->second.jobs.empty() && it->second.fixed == 0) {
-      Timestamp latest = kInfinitePast;
-      const JobRec* lead = nullptr;
-      for (const uint32_t j : it->second.jobs) {
-        const JobRec& r = jobs_[j];
-        latest = std::max(latest, r.started);
-        if (lead == nullptr || r.gpus > lead->gpus || (r.gpus == lead->gpus && r.id < lead->id)) lead = &r;
-      }
-      want = {n.pool, Settled{latest, id, lead->gpus_per_worker, lead->has_workers}};
-    }
+  // A node no job holds GPUs on has no entry, and is in no Settled set.
+  auto it = placed_.find(id);
+  if (it == placed_.end()) return;
+  Placed& placed = it->second;
+  const int pos = NodePos(id);
+  if (pos < 0 || !InUse(nodes_[pos]) || placed.jobs.empty() || placed.fixed > 0) {
+    Unsettle(&placed);
+    return;
   }
-  if (auto cur = settled_of_.find(id); cur != settled_of_.end()) {
-    if (want && *want == cur->second) return;
-    settled_[cur->second.first][SettledBucket(cur->second.second)].erase(cur->second.second);
-    settled_of_.erase(cur);
+  Timestamp latest = kInfinitePast;
+  const JobRec* lead = nullptr;
+  for (const uint32_t j : placed.jobs) {
+    const JobRec& r = jobs_[j];
+    latest = std::max(latest, r.started);
+    if (lead == nullptr || r.gpus > lead->gpus || (r.gpus == lead->gpus && r.id < lead->id)) lead = &r;
   }
-  if (!want) return;
-  if (want->first >= static_cast<int>(settled_.size())) settled_.resize(want->first + 1);
-  auto& buckets = settled_[want->first];
-  const int b = SettledBucket(want->second);
+  const Settled want{latest, id, lead->gpus_per_worker, lead->has_workers};
+  const int pool = nodes_[pos].pool;
+  if (placed.pool == pool && placed.settled == want) return;
+  Unsettle(&placed);
+  if (pool >= static_cast<int>(settled_.size())) settled_.resize(pool + 1);
+  auto& buckets = settled_[pool];
+  const int b = SettledBucket(want);
   if (b >= static_cast<int>(buckets.size())) buckets.resize(b + 1);
-  buckets[b].insert(want->second);
-  settled_of_[id] = *want;
+  buckets[b].insert(want);
+  placed.pool = pool;
+  placed.settled = want;
 }
 
 void StateIndex::RecheckNodes() {
@@ -589,7 +597,6 @@ std::string StateIndex::Diff(const ClusterState& state) const {
     };
     if (all(*this) != all(fresh)) out.push_back(StrCat("settled nodes of pool ", p));
   }
-  if (settled_of_ != fresh.settled_of_) out.push_back("settled entries");
   if (!same(starts_, fresh.starts_)) out.push_back(StrCat("starts (", starts_.size(), " vs ", fresh.starts_.size(), ")"));
   for (size_t p = 0; p < std::max(in_use_.size(), fresh.in_use_.size()); ++p) {
     const int n = std::max(InUseSpan(static_cast<int>(p)), fresh.InUseSpan(static_cast<int>(p)));

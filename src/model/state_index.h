@@ -343,11 +343,15 @@ class StateIndex {
   struct Placed {
     JobList jobs;
     int fixed = 0;  // how many of them could not move
+    // Where the node is entered among the Settled ones (pool -1: it is not).
+    int pool = -1;
+    Settled settled{};
   };
+  // Takes node `placed` (of id `id`) out of settled_, if it is in.
+  void Unsettle(Placed* placed);
   bool placement_ = false;
   absl::flat_hash_map<NodeId, Placed> placed_;
   std::vector<std::vector<absl::btree_set<Settled>>> settled_;  // [pool][SettledBucket]
-  absl::flat_hash_map<NodeId, std::pair<int, Settled>> settled_of_;  // where each Settled node is entered
   std::vector<NodeId> recheck_;  // nodes whose Settled entry may have changed
   absl::btree_set<Start> starts_;
   std::vector<std::vector<int>> in_use_;  // [pool][free]

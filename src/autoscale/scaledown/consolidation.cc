@@ -73,10 +73,13 @@ struct Gathered {
   // Index: per pool, the Settled nodes left unread because their lead job
   // has more GPUs per worker than any node in use has free (so they are
   // set aside unread). In time order; some may not have run min_run.
-  std::vector<std::pair<int, const absl::btree_set<model::StateIndex::Settled>*>> unread;
+  absl::InlinedVector<std::pair<int, const absl::btree_set<model::StateIndex::Settled>*>, 8> unread;
   Timestamp movable_at = kInfiniteFuture;
   int most_gpus = 0;
-  std::vector<std::vector<int>> with_free;  // [pool][free], the views not emptied in this pass
+  // How many of the views not emptied in this pass have each number of GPUs
+  // free, per pool: [pool * (most_gpus + 1) + free].
+  std::vector<int> with_free;
+  int& Count(int pool, int free) { return with_free[static_cast<size_t>(pool) * (most_gpus + 1) + free]; }
 };
 
 // Whether `j`, which could move as far as it says itself, may be moved in
@@ -117,19 +120,25 @@ void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const P
   int span = 1;
   for (size_t p = 0; p < spec.pools.size(); ++p) span = std::max(span, x.InUseSpan(static_cast<int>(p)));
   g->most_gpus = span - 1;
-  g->with_free.assign(spec.pools.size(), std::vector<int>(span, 0));
-  for (size_t p = 0; p < spec.pools.size(); ++p) {
-    for (int f = 0; f < x.InUseSpan(static_cast<int>(p)); ++f) g->with_free[p][f] = x.InUseCount(static_cast<int>(p), f);
+  g->with_free.assign(spec.pools.size() * span, 0);
+  int top = 0;  // the most GPUs free on a node in use
+  for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
+    for (int f = 0; f < x.InUseSpan(p); ++f) {
+      g->Count(p, f) = x.InUseCount(p, f);
+      if (g->Count(p, f) > 0) top = std::max(top, f);
+    }
   }
   for (const model::NodeId id : ctx.leaving) {
     const int pos = x.NodePos(id);
     if (pos < 0) continue;
     const auto& n = x.node(pos);
-    if (model::StateIndex::InUse(n) && n.free >= 0) --g->with_free[n.pool][n.free];
-  }
-  int top = 0;  // the most GPUs free on a node in use
-  for (const auto& c : g->with_free) {
-    for (int f = 0; f < static_cast<int>(c.size()); ++f) top = c[f] > 0 ? std::max(top, f) : top;
+    if (!model::StateIndex::InUse(n) || n.free < 0) continue;
+    if (--g->Count(n.pool, n.free) == 0 && n.free == top) {  // the most free may be fewer now
+      top = 0;
+      for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
+        for (int f = 0; f <= g->most_gpus; ++f) top = g->Count(p, f) > 0 ? std::max(top, f) : top;
+      }
+    }
   }
   // The earliest start, after now - min_run, of a job that could be moved
   // now, on a node in use that is not leaving.
@@ -222,8 +231,8 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       g.sources.push_back(&v);
     }
     for (const auto& v : g.views) g.most_gpus = std::max(g.most_gpus, v.node->gpus);
-    g.with_free.assign(spec.pools.size(), std::vector<int>(g.most_gpus + 1, 0));
-    for (const auto& v : g.views) ++g.with_free[v.node->pool][std::clamp(v.free, 0, g.most_gpus)];
+    g.with_free.assign(spec.pools.size() * (g.most_gpus + 1), 0);
+    for (const auto& v : g.views) ++g.Count(v.node->pool, std::clamp(v.free, 0, g.most_gpus));
   } else {
     GatherIndexed(o_, release_reserved_, *ctx, *x, &g);
   }
@@ -231,13 +240,12 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   std::vector<NodeView>& views = g.views;
   std::vector<NodeView*>& sources = g.sources;
   const int most_gpus = g.most_gpus;
-  std::vector<std::vector<int>>& with_free = g.with_free;
   plan->next_wakeup = std::min(plan->next_wakeup, g.movable_at);
 
   // Nodes per pool that stay, for the pool minimums, and the last time each
   // pool bought one (worked out when first asked).
   std::vector<int> staying = StayingNodes(*ctx);
-  std::vector<Timestamp> last_bought(spec.pools.size(), kInfiniteFuture);
+  absl::InlinedVector<Timestamp, 8> last_bought(spec.pools.size(), kInfiniteFuture);
   // A ready node created `now` is one the driver did not buy (the live
   // controller's static nodes): not a purchase.
   auto bought = [&](const Node& n) { return n.state == NodeState::kProvisioning || n.created < now; };
@@ -280,13 +288,13 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // emptied in this pass) have each number of GPUs free. Most what-ifs of a
   // busy cluster find at once that no node of a pool the job may use has
   // room for its first worker, and need no search.
-  auto count = [&](const NodeView* v, int n) { with_free[v->node->pool][std::clamp(v->free, 0, most_gpus)] += n; };
+  auto count = [&](const NodeView* v, int n) { g.Count(v->node->pool, std::clamp(v->free, 0, most_gpus)) += n; };
   auto room_elsewhere = [&](const Job& j, const NodeView* src) {
-    const int g = std::max(j.spec.gpus_per_worker, 0);
+    const int need = std::max(j.spec.gpus_per_worker, 0);
     for (size_t p = 0; p < spec.pools.size(); ++p) {
       int n = 0;
-      for (int f = g; f <= most_gpus; ++f) n += with_free[p][f];
-      if (static_cast<int>(p) == src->node->pool && src->free >= g) --n;
+      for (int f = need; f <= most_gpus; ++f) n += g.Count(static_cast<int>(p), f);
+      if (static_cast<int>(p) == src->node->pool && src->free >= need) --n;
       if (n > 0 && sched::Eligible(spec.pools[p], j.spec, j.priority)) return true;
     }
     return false;
@@ -308,7 +316,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     });
     return first->Workers() > 0 && !room_elsewhere(*first, v);
   };
-  std::vector<bool> aside(spec.pools.size(), false);  // the pool has a source set aside
+  absl::InlinedVector<bool, 8> aside(spec.pools.size(), false);  // the pool has a source set aside
   std::erase_if(sources, [&](const NodeView* v) {
     if (!hopeless(v)) return false;
     aside[v->node->pool] = true;
