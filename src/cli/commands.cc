@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <atomic>
 #include <map>
 #include <optional>
 
@@ -145,15 +146,25 @@ int Simulate(const SimulateArgs& args) {
   const trace::TraceOptions topts = TraceOptionsFor(*cfg);
   auto open = [&]() { return trace::OpenTrace(args.trace, args.format, topts); };
 
-  // One pass over the workload for its size and unqueued demand (which also
-  // validates every row before any simulation starts).
   auto reader = open();
   if (!reader.ok()) return Fail(reader.status());
-  auto summary = trace::SummarizeWorkload(**reader);
-  if (!summary.ok()) return Fail(summary.status());
-
   const std::string list = args.compare.empty() ? StrJoin(cfg->policies.compare, ",") : args.compare;
-  auto policies = autoscale::MakePolicies(list, cfg->policies, cfg->cluster, summary->demand);
+  const ProgressMode mode = args.progress == "always"  ? ProgressMode::kAlways
+                            : args.progress == "never" ? ProgressMode::kNever
+                                                       : ProgressMode::kAuto;
+  const bool show_progress = !args.quiet && ProgressWanted(mode);
+  // The workload's size and unqueued demand. Read in a pass of its own first
+  // (which also checks every row before any simulation starts) when a policy
+  // is sized from it or progress is shown against its job count; else summed
+  // up as the first simulation reads the trace.
+  std::optional<trace::WorkloadSummary> summary;
+  if (autoscale::NeedsDemandStats(list) || show_progress) {
+    auto s = trace::SummarizeWorkload(**reader);
+    if (!s.ok()) return Fail(s.status());
+    summary = *s;
+  }
+  auto policies = autoscale::MakePolicies(list, cfg->policies, cfg->cluster,
+                                          summary ? std::optional<autoscale::DemandStats>(summary->demand) : std::nullopt);
   if (!policies.ok()) return Fail(policies.status());
 
   const std::string time_zone = args.time_zone.empty() ? cfg->DisplayTimeZone() : args.time_zone;
@@ -174,15 +185,27 @@ int Simulate(const SimulateArgs& args) {
   std::vector<sim::SimProgress> progress(policies->size());
   copts.progress = progress.data();
   Result<std::vector<sim::SimOutput>> outputs = absl::UnknownError("not run");
+  std::optional<trace::WorkloadSummary> gathered;  // by the first simulation's reader
+  std::atomic<bool> summing{false};
+  auto open_run = [&]() -> Result<std::unique_ptr<trace::TraceReader>> {
+    auto r = open();
+    if (!r.ok() || summary || summing.exchange(true)) return r;
+    return std::unique_ptr<trace::TraceReader>(std::make_unique<trace::SummarizingReader>(std::move(*r), &gathered));
+  };
   {
-    const ProgressMode mode = args.progress == "always"  ? ProgressMode::kAlways
-                              : args.progress == "never" ? ProgressMode::kNever
-                                                         : ProgressMode::kAuto;
     std::optional<ProgressDisplay> display;
-    if (!args.quiet && ProgressWanted(mode)) display.emplace(&std::cerr, progress.data(), progress.size(), summary->jobs);
-    outputs = sim::RunComparison(cfg->cluster, *policies, open, copts);
+    if (show_progress) display.emplace(&std::cerr, progress.data(), progress.size(), summary->jobs);
+    outputs = sim::RunComparison(cfg->cluster, *policies, open_run, copts);
   }
   if (!outputs.ok()) return Fail(outputs.status());
+  if (!summary) summary = gathered;
+  if (!summary) {  // no simulation read the trace to its end
+    auto again = open();
+    if (!again.ok()) return Fail(again.status());
+    auto s = trace::SummarizeWorkload(**again);
+    if (!s.ok()) return Fail(s.status());
+    summary = *s;
+  }
 
   std::vector<sim::PolicyResult> results;
   for (const auto& o : *outputs) results.push_back(o.result);

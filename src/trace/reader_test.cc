@@ -523,6 +523,43 @@ TEST_F(TraceTest, SummarizeWorkloadOnAHandComputedTrace) {
   EXPECT_EQ(s->max_gpus_per_job, 16);
 }
 
+// A reader that sums up the jobs it passes on gives the same summary as a
+// pass of its own, once the stream ends, and nothing before.
+TEST_F(TraceTest, SummarizingReaderSumsUpWhatItPassesOn) {
+  const std::string path = WriteFile("summary_pass.csv",
+                                     "submit_time,runtime,gpus\n"
+                                     "0,1h,8\n"
+                                     "1800,1h,4\n"
+                                     "3600,30m,16\n"
+                                     "7200,30m,1\n");
+  auto plain = OpenTrace(path, "auto", options_);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  auto want = SummarizeWorkload(**plain);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto inner = OpenTrace(path, "auto", options_);
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  std::optional<WorkloadSummary> got;
+  SummarizingReader reader(std::move(*inner), &got);
+  EXPECT_EQ(reader.Describe(), (*plain)->Describe());
+  int passed = 0;
+  while (true) {
+    auto job = reader.Next();
+    ASSERT_TRUE(job.ok()) << job.status();
+    if (!*job) break;
+    ++passed;
+    EXPECT_FALSE(got.has_value()) << "set before the stream ended";
+  }
+  EXPECT_EQ(passed, 4);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->jobs, want->jobs);
+  EXPECT_EQ(got->demand.peak_gpus, want->demand.peak_gpus);
+  EXPECT_DOUBLE_EQ(got->demand.mean_gpus, want->demand.mean_gpus);
+  EXPECT_DOUBLE_EQ(got->gpu_hours, want->gpu_hours);
+  EXPECT_EQ(got->first_submit, want->first_submit);
+  EXPECT_EQ(got->last_submit, want->last_submit);
+  EXPECT_EQ(got->max_gpus_per_job, want->max_gpus_per_job);
+}
+
 TEST_F(TraceTest, SummarizeWorkloadMeanCountsFromTheTraceStart) {
   // One 8-GPU job for an hour, submitted an hour after time zero: the mean is
   // over the two hours from the start.
