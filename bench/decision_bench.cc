@@ -1,6 +1,6 @@
 // Google Benchmark for the decision core's hot paths: Scheduler::Schedule and
-// Autoscaler::RunOnce on a cluster of N nodes with M pending jobs, and the
-// simulator's event queue.
+// Autoscaler::RunOnce on a cluster of N nodes with M pending jobs, a quiet
+// pass with consolidation on, and the simulator's event queue.
 //
 //   build/release/bench/decision_bench --benchmark_filter=RunOnce
 //   build/release/bench/decision_bench --benchmark_repetitions=20 \
@@ -11,6 +11,7 @@
 #include "autoscale/autoscaler.h"
 #include "benchmark/benchmark.h"
 #include "core/rng.h"
+#include "model/state_index.h"
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
 #include "testutil/builders.h"
@@ -89,6 +90,37 @@ void BM_RunOnce(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(as->RunOnce(w.state, testing::At(600)));
 }
 
+// A pass with no job waiting and consolidation on: the kind of pass a
+// simulation runs most. Every running job checkpoints. Arg 1: 0
+// consolidation off; 1 on, reading the cluster by a scan; 2 on, reading its
+// view from a state index kept with placement() (as the simulator does).
+// Every variant has an index for the other steps. Arg 2: 0, every busy node
+// is full (no job has room elsewhere: the pass only sets its wake-ups); 1,
+// one job in six has ended, so that many nodes have GPUs free and the pass
+// weighs what-ifs and empties nodes.
+void BM_Consolidate(benchmark::State& st) {
+  World w = MakeWorld(static_cast<int>(st.range(0)), 0);
+  std::vector<model::Job> kept;
+  int k = 0;
+  for (auto& j : w.state.jobs) {
+    if (st.range(2) == 1 && k++ % 6 == 5) {
+      for (auto& n : w.state.nodes) {
+        if (n.id == j.alloc.front().node) n.free_gpus += j.spec.gpus();
+      }
+      continue;
+    }
+    j.spec.checkpoint.interval = Minutes(30);
+    kept.push_back(std::move(j));
+  }
+  w.state.jobs = std::move(kept);
+  autoscale::AutoscalerOptions o = EveryPolicyOn();
+  o.consolidation.enabled = st.range(1) > 0;
+  const model::StateIndex index = model::StateIndex::Build(w.state, /*placement=*/st.range(1) == 2);
+  w.state.index = &index;
+  const auto as = autoscale::Autoscaler::Make(o);
+  for (auto _ : st) benchmark::DoNotOptimize(as->RunOnce(w.state, testing::At(3600)));
+}
+
 // Push N events at random times, then pop them all: the simulator's pattern
 // of scheduling ends, boots and ticks ahead and taking them in order.
 void BM_EventQueue(benchmark::State& st) {
@@ -125,6 +157,10 @@ double P99(const std::vector<double>& v) {
 
 BENCHMARK(BM_Schedule)->Apply(Grid)->Unit(benchmark::kMillisecond)->ComputeStatistics("p99", P99);
 BENCHMARK(BM_RunOnce)->Apply(Grid)->Unit(benchmark::kMillisecond)->ComputeStatistics("p99", P99);
+BENCHMARK(BM_Consolidate)
+    ->ArgsProduct({{100, 1000, 10000}, {0, 1, 2}, {0, 1}})
+    ->ArgNames({"nodes", "consolidation", "fragmented"})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EventQueue)->Arg(100)->Arg(10000)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
