@@ -143,13 +143,13 @@ class StateIndex {
   static bool InUse(const NodeFacts& n) {
     return n.state == NodeState::kReady && !n.noticed && !n.sliced && n.free != n.gpus;
   }
-  // A node every job of which could move, as far as the jobs themselves say,
-  // by the latest start among them. A job could move when it runs (not
-  // starting or stopping), is not protected, checkpoints, uses whole GPUs and
-  // holds one share, on one node.
-  // With, of its job that moves first (the most GPUs, then the lowest id),
-  // the GPUs per worker and whether it has a worker: what tells at once that
-  // no other node has room for it.
+  // An InUse node every job of which could move, as far as the jobs
+  // themselves say, ordered by the latest start among them. A job could move
+  // when it runs (not starting or stopping), is not protected, checkpoints,
+  // uses whole GPUs and holds one share, on one node. The entry also gives,
+  // of the node's job that would move first (the most GPUs, then the lowest
+  // id), its GPUs per worker and whether it has a worker: enough to tell
+  // that no other node has room for it without reading the job.
   struct Settled {
     Timestamp latest;
     NodeId id;
@@ -246,8 +246,8 @@ class StateIndex {
   static int SettledBucket(const Settled& s) { return s.lead_has_workers ? std::max(s.lead_gpus_per_worker, 0) : 0; }
   // The jobs holding GPUs that could move.
   const absl::btree_set<Start>& starts() const { return starts_; }
-  // How many InUse nodes of `pool` have exactly `free` GPUs free, and one
-  // more than the most any has (0: none).
+  // How many InUse nodes of `pool` have exactly `free` GPUs free; and a
+  // bound above every such `free` of the pool (0: the pool has none).
   int InUseCount(int pool, int free) const {
     if (pool < 0 || static_cast<size_t>(pool) >= in_use_.size()) return 0;
     const auto& c = in_use_[pool];
