@@ -58,8 +58,7 @@ StateIndex::JobRec StateIndex::Read(const Job& j) const {
     r.elastic = j.spec.elastic();
     if (!placement_) return r;
     r.started = j.started;
-    r.movable = r.running && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 && j.spec.slice_units == 0 &&
-                j.alloc.size() == 1;
+    r.movable = CouldMove(j);
     for (const auto& sh : j.alloc) {
       if (std::find(r.on.begin(), r.on.end(), sh.node) == r.on.end()) r.on.push_back(sh.node);
     }

@@ -158,6 +158,11 @@ class StateIndex {
     bool operator<(const Settled& o) const { return latest != o.latest ? latest < o.latest : id < o.id; }
     bool operator==(const Settled& o) const = default;
   };
+  // Whether job `j` could move, as far as it says itself (the rule above).
+  static bool CouldMove(const Job& j) {
+    return j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
+           j.spec.slice_units == 0 && j.alloc.size() == 1;
+  }
   // A job that could move, by when its run started.
   struct Start {
     Timestamp at;

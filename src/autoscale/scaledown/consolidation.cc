@@ -82,6 +82,12 @@ struct Gathered {
   int& Count(int pool, int free) { return with_free[static_cast<size_t>(pool) * (most_gpus + 1) + free]; }
 };
 
+// The order in which a node's jobs move: the most GPUs first, then the lowest
+// id (the index's Settled entries name the first by the same order).
+bool MovesFirst(const Job* a, const Job* b) {
+  return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
+}
+
 // Whether `j`, which could move as far as it says itself, may be moved in
 // this pass, but for how long it has run: no step of the pass stopped it, it
 // is not giving its GPUs back, and it has little enough unsaved work.
@@ -213,8 +219,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
         auto it = index.find(sh.node);
         if (it != index.end() && std::find(on.begin(), on.end(), it->second) == on.end()) on.push_back(it->second);
       }
-      bool movable = j.state == JobState::kRunning && !j.spec.is_protected && j.spec.checkpoint.interval.count() > 0 &&
-                     j.spec.slice_units == 0 && on.size() == 1 && j.alloc.size() == 1 && MovableNow(o_, *ctx, j);
+      bool movable = model::StateIndex::CouldMove(j) && on.size() == 1 && MovableNow(o_, *ctx, j);
       if (movable && now - j.started < o_.min_run) {
         movable = false;
         g.movable_at = std::min(g.movable_at, j.started + o_.min_run);
@@ -311,9 +316,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // when to look again if its pool is quiet for too short a time. In most
   // passes of a busy cluster every source is set aside.
   auto hopeless = [&](const NodeView* v) {
-    const Job* first = *std::min_element(v->jobs.begin(), v->jobs.end(), [](const Job* a, const Job* b) {
-      return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
-    });
+    const Job* first = *std::min_element(v->jobs.begin(), v->jobs.end(), MovesFirst);
     return first->Workers() > 0 && !room_elsewhere(*first, v);
   };
   absl::InlinedVector<bool, 8> aside(spec.pools.size(), false);  // the pool has a source set aside
@@ -433,9 +436,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     Duration longest_stop{0};
     double cost = 0;
     std::vector<const Job*> jobs(src->jobs.begin(), src->jobs.end());
-    std::sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) {
-      return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
-    });
+    std::sort(jobs.begin(), jobs.end(), MovesFirst);
     for (const Job* j : jobs) {
       const int g = j->spec.gpus_per_worker;
       const Duration stop = j->spec.checkpoint.cost;
