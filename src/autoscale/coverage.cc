@@ -264,7 +264,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     }
     if (fit > 0) {
       shares.clear();
-      const auto preference = sched::PlacementPreference(spec, j->spec);
+      const auto preference = sched::PlacementPreference(spec, j->spec, d.pools);
       snap.PlacePreferring(preference, g, fit, &shares);
       Claim c{j->id, {}};
       for (const auto& s : shares) {

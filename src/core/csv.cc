@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 
 namespace tide {
@@ -35,13 +36,19 @@ Status CsvReader::Split() {
   fields_.clear();
   std::string_view s = buf_;
   if (s.find('"') == std::string_view::npos) {  // the common case: views into the line
-    size_t i = 0;
+    // A field is stripped only if it starts or ends with a blank: most rows
+    // have none, and a trace has millions of fields.
+    auto blank = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+    const char* p = s.data();
+    const char* const e = p + s.size();
     while (true) {
-      size_t end = s.find(',', i);
-      if (end == std::string_view::npos) end = s.size();
-      fields_.push_back(StripWhitespace(s.substr(i, end - i)));
-      if (end == s.size()) break;
-      i = end + 1;
+      const char* c = static_cast<const char*>(std::memchr(p, ',', static_cast<size_t>(e - p)));
+      if (c == nullptr) c = e;
+      std::string_view f(p, static_cast<size_t>(c - p));
+      if (!f.empty() && (blank(f.front()) || blank(f.back()))) f = StripWhitespace(f);
+      fields_.push_back(f);
+      if (c == e) break;
+      p = c + 1;
     }
     return OkStatus();
   }

@@ -417,6 +417,7 @@ void StateIndex::RemoveNode(size_t pos) {
   dirty_ = true;
   Leave(nodes_[pos], pos);
   Place(&nodes_[pos], nullptr);
+  Log({static_cast<uint32_t>(pos), true});
   ids_changed_ = true;
   for (PosSet* s : {&ready_free_, &booting_, &booting_free_, &noticed_, &idle_, &staying_}) s->EraseShift(pos);
   nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(pos));
@@ -463,6 +464,7 @@ void StateIndex::Sync(const ClusterState& state) {
     ids_changed_ |= now.id != nodes_[pos].id;
     nodes_[pos] = now;
     Enter(now, pos);
+    Log({pos, false});
   }
   touched_nodes_.clear();
   if (ids_changed_) CountOutOfOrder();

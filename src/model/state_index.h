@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -195,6 +196,26 @@ class StateIndex {
   // Where this index differs from a fresh Build of `state` (empty: nowhere).
   std::string Diff(const ClusterState& state) const;
 
+  // For a reader that keeps its own copy of node facts by position
+  // (sched::KeptCapacity) and catches up with what changed since it last
+  // looked. An event is a position read anew by Sync (a node appended, or
+  // one whose record changed), or a node erased by RemoveNode (later ones
+  // move down). Only the latest events are kept: a reader further behind
+  // than that reads every node again.
+  struct NodeEvent {
+    uint32_t pos;
+    bool erased;
+  };
+  // The sequence number the next event will have.
+  uint64_t node_events_end() const { return events_base_ + events_.size(); }
+  // The events from sequence number `seq` on, or false if they are not all
+  // kept (`seq` is too old, or newer than any event).
+  bool NodeEventsSince(uint64_t seq, std::span<const NodeEvent>* out) const {
+    if (seq < events_base_ || seq > node_events_end()) return false;
+    *out = std::span<const NodeEvent>(events_).subspan(static_cast<size_t>(seq - events_base_));
+    return true;
+  }
+
   // The reader's side, valid while synced.
   const absl::btree_set<Queued>& pending() const { return pending_; }
   // Starting, running and stopping jobs: by position, and by expected end.
@@ -210,6 +231,7 @@ class StateIndex {
   const PosSet& idle() const { return idle_; }                  // ready and running nothing
   const PosSet& staying() const { return staying_; }            // ready or provisioning, no notice
   const NodeFacts& node(size_t pos) const { return nodes_[pos]; }
+  size_t node_count() const { return nodes_.size(); }
   // The facts of the pending job at `pos` (a position from pending()).
   const PendingFacts& pending_facts(size_t pos) const { return jobs_[pos].facts; }
   // Nodes per pool (ClusterState::nodes holds no terminated node).
@@ -380,6 +402,17 @@ class StateIndex {
   // The kind a node counts as in by_free_, or -1: none.
   static int KindOf(const NodeRec& r);
   void CountFree(const NodeRec& r, int sign);
+  // NodeEvents: events_[i] has sequence number events_base_ + i.
+  static constexpr size_t kKeptNodeEvents = size_t{1} << 16;
+  std::vector<NodeEvent> events_;
+  uint64_t events_base_ = 0;
+  void Log(NodeEvent e) {
+    if (events_.size() == kKeptNodeEvents) {
+      events_base_ += events_.size();
+      events_.clear();
+    }
+    events_.push_back(e);
+  }
   int out_of_order_ = 0;  // positions whose node id is not above the one before
   bool ids_changed_ = false;  // since out_of_order_ was counted
   bool dirty_ = true;  // touched since the last Sync

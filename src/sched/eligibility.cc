@@ -29,22 +29,32 @@ bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priori
   return true;
 }
 
-std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job,
-                                          bool data_first) {
+PoolPreference PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job, bool data_first) {
+  return PlacementPreference(spec, job, EligiblePools(spec, job), data_first);
+}
+
+PoolPreference PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job, PoolMask eligible,
+                                   bool data_first) {
   using model::Tier;
   const Tier order_preemptible[] = {Tier::kSpot, Tier::kReserved, Tier::kOnDemand};
   const Tier order_other[] = {Tier::kReserved, Tier::kOnDemand, Tier::kSpot};
   const Tier* order = job.preemptible && !job.is_protected ? order_preemptible : order_other;
-  std::vector<PoolMask> groups;
+  // The eligible pools by tier, and those in the job's data region.
+  PoolMask by_tier[model::kNumTiers] = {};
+  PoolMask home = eligible;
+  const bool by_region = data_first && !job.data_region.empty();
+  if (by_region) home = 0;
+  for (PoolMask m = eligible; m != 0; m &= m - 1) {
+    const int p = __builtin_ctzll(m);
+    const model::NodePool& pool = spec.pools[static_cast<size_t>(p)];
+    by_tier[static_cast<int>(pool.tier)] |= PoolBit(p);
+    if (by_region && pool.region == job.data_region) home |= PoolBit(p);
+  }
+  PoolPreference groups;
   for (int i = 0; i < model::kNumTiers; ++i) {
-    PoolMask near = 0, far = 0;
-    for (size_t p = 0; p < spec.pools.size(); ++p) {
-      if (spec.pools[p].tier != order[i] || !Eligible(spec.pools[p], job, PriorityValue(spec, job))) continue;
-      const bool home = !data_first || job.data_region.empty() || spec.pools[p].region == job.data_region;
-      (home ? near : far) |= PoolBit(static_cast<int>(p));
-    }
-    if (near != 0) groups.push_back(near);
-    if (far != 0) groups.push_back(far);
+    const PoolMask tier = by_tier[static_cast<int>(order[i])];
+    if (const PoolMask near = tier & home; near != 0) groups.push_back(near);
+    if (const PoolMask far = tier & ~home; far != 0) groups.push_back(far);
   }
   return groups;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "model/cluster.h"
 #include "sched/snapshot.h"
 
@@ -76,9 +77,14 @@ bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priori
 //   other jobs:       reserved, then on-demand.
 // Within each tier, with `data_first`, pools in the job's data region come
 // before the others (MISSION 9: data-heavy jobs stay near their data).
-// Empty groups are left out.
-std::vector<PoolMask> PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job,
-                                          bool data_first = true);
+// Empty groups are left out. At most two groups per tier, so the list never
+// allocates.
+using PoolPreference = absl::InlinedVector<PoolMask, 2 * model::kNumTiers>;
+PoolPreference PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job, bool data_first = true);
+// The same, given the job's eligible pools (EligiblePools, or a memo of it):
+// what a pass that already has them asks, a few bit operations per tier.
+PoolPreference PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job, PoolMask eligible,
+                                   bool data_first = true);
 
 }  // namespace tide::sched
 

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "sched/eligibility.h"
+#include "sched/kept_capacity.h"
 #include "sched/queue.h"
 #include "sched/slices.h"
 #include "sched/snapshot.h"
@@ -27,15 +28,30 @@ struct Release {
   int gpus;
 };
 
+// GPUs per snapshot slot, of the slots read (0 for any other).
+using SlotGpus = absl::flat_hash_map<int, int>;
+
+// The pool of each slot: the snapshot's, and after its slots those of
+// `extra` (nodes a reservation reads that the snapshot does not hold).
+class SlotPools {
+ public:
+  SlotPools(const CapacitySnapshot* snap, const std::vector<int>* extra) : snap_(snap), extra_(extra) {}
+  int operator()(int slot) const {
+    return slot < snap_->size() ? snap_->pool(slot) : (*extra_)[static_cast<size_t>(slot - snap_->size())];
+  }
+
+ private:
+  const CapacitySnapshot* snap_;
+  const std::vector<int>* extra_;
+};
+
 // What the cluster will look like for the head job at its shadow time.
 class Reservation {
  public:
-  Reservation(PoolMask mask, int g, int w, Timestamp shadow, std::vector<int> free_at, const std::vector<int>* pool_of)
-      : mask_(mask), g_(g), w_(w), shadow_(shadow), free_at_(std::move(free_at)), pool_of_(pool_of) {
-    for (size_t s = 0; s < free_at_.size(); ++s) {
-      if (mask_ & PoolBit((*pool_of_)[s])) cap_ += free_at_[s] / g_;
-    }
-  }
+  // `free_at`: each slot's free GPUs at the shadow time; `cap`: how many
+  // workers of the head's shape they hold on its pools.
+  Reservation(PoolMask mask, int g, int w, Timestamp shadow, SlotGpus free_at, int64_t cap, SlotPools pool_of)
+      : mask_(mask), g_(g), w_(w), shadow_(shadow), free_at_(std::move(free_at)), pool_of_(pool_of), cap_(cap) {}
 
   Timestamp shadow() const { return shadow_; }
 
@@ -45,8 +61,9 @@ class Reservation {
     if (now + job.spec.runtime <= shadow_) return true;  // gone before the head starts
     int64_t lost = 0;
     for (const auto& sh : shares) {
-      if (!(mask_ & PoolBit((*pool_of_)[sh.slot]))) continue;
-      const int before = free_at_[sh.slot];
+      if (!(mask_ & PoolBit(pool_of_(sh.slot)))) continue;
+      const auto it = free_at_.find(sh.slot);
+      const int before = it == free_at_.end() ? 0 : it->second;
       const int after = before - sh.workers * job.spec.gpus_per_worker;
       lost += before / g_ - after / g_;
     }
@@ -60,8 +77,8 @@ class Reservation {
   PoolMask mask_;
   int g_, w_;
   Timestamp shadow_;
-  std::vector<int> free_at_;
-  const std::vector<int>* pool_of_;  // owned by Schedule()
+  SlotGpus free_at_;
+  SlotPools pool_of_;  // of snapshot and vector owned by Schedule()
   int64_t cap_ = 0;
 };
 
@@ -86,7 +103,7 @@ class NoFit {
 
 }  // namespace
 
-SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) const {
+SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, KeptCapacity* kept) const {
   SchedulerOutput out;
   const model::ClusterSpec& spec = *state.spec;
   const int num_pools = static_cast<int>(spec.pools.size());
@@ -146,24 +163,34 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     if (!any_fits) return out;
   }
 
-  CapacitySnapshot snap(num_pools, max_gpus);
-  std::vector<int> pool_of;
+  // A driver's kept snapshot has a slot for every node, at its position, with
+  // the free GPUs of the ready ones: what this pass would make, and more.
+  // The pass places inside a fork, undone when it returns.
+  CapacitySnapshot* kept_snap =
+      idx != nullptr && kept != nullptr && !options_.place_on_provisioning ? kept->Sync(spec, *idx) : nullptr;
+  std::optional<CapacitySnapshot> own_snap;
+  if (kept_snap == nullptr) own_snap.emplace(num_pools, max_gpus);
+  CapacitySnapshot& snap = kept_snap != nullptr ? *kept_snap : *own_snap;
+  std::optional<CapacitySnapshot::Fork> pass_fork;
+  if (kept_snap != nullptr) pass_fork.emplace(kept_snap);
+  std::vector<int> extra_pools;  // of the slots after the snapshot's (SlotPools)
   std::vector<const Node*> nodes, joining;
   // With an index: the placeable nodes with a GPU free get snapshot slots, in
   // id order; a pass only takes GPUs, so no other node could hold a worker.
   // Nodes that only a reservation reads (busy now, or joining later) get
-  // slots after them when it first asks (`extra_slot`).
+  // slots after them when it first asks (`extra_slot`). In a kept snapshot
+  // every node already has its slot, at its position.
   std::vector<size_t> snap_pos;  // the node position of each snapshot slot
-  if (idx != nullptr) {
+  if (kept_snap != nullptr) {
+    // Nothing to add.
+  } else if (idx != nullptr) {
     const size_t count =
         idx->ready_free().size() + (options_.place_on_provisioning ? idx->booting_free().size() : 0);
     snap_pos.reserve(count);
-    pool_of.reserve(count);
     snap.reserve(count);
     auto add = [&](size_t p) {
       const auto& n = idx->node(p);  // the index's compact record of it
       snap.AddNode(n.id, n.pool, n.gpus, n.free);
-      pool_of.push_back(n.pool);
       snap_pos.push_back(p);
     };
     if (options_.place_on_provisioning) {
@@ -183,30 +210,30 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     for (const auto& n : state.nodes) nodes.push_back(&n);
     auto by_id = [](const Node* a, const Node* b) { return a->id < b->id; };
     if (!std::is_sorted(nodes.begin(), nodes.end(), by_id)) std::sort(nodes.begin(), nodes.end(), by_id);
-    pool_of.reserve(nodes.size());
     snap.reserve(nodes.size());
     for (const Node* n : nodes) {
       if (placeable(*n)) {
         snap.AddNode(n->id, n->pool, n->gpus, n->free_gpus);
-        pool_of.push_back(n->pool);
       } else if (n->state == NodeState::kProvisioning) {
         joining.push_back(n);
       }
     }
   }
   const int placeable_slots = snap.size();
-  for (const Node* n : joining) pool_of.push_back(n->pool);
+  for (const Node* n : joining) extra_pools.push_back(n->pool);
+  const SlotPools pool_at(&snap, &extra_pools);
   // With an index, the slot of the node at a position, made on first use for
   // a node outside the snapshot.
   std::vector<int> slot_at;
   auto extra_slot = [&](size_t pos) {
+    if (kept_snap != nullptr) return static_cast<int>(pos);
     if (slot_at.empty()) {
       slot_at.assign(state.nodes.size(), -1);
       for (size_t s = 0; s < snap_pos.size(); ++s) slot_at[snap_pos[s]] = static_cast<int>(s);
     }
     if (slot_at[pos] < 0) {
-      slot_at[pos] = static_cast<int>(pool_of.size());
-      pool_of.push_back(state.nodes[pos].pool);
+      slot_at[pos] = snap.size() + static_cast<int>(extra_pools.size());
+      extra_pools.push_back(state.nodes[pos].pool);
     }
     return slot_at[pos];
   };
@@ -216,7 +243,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   auto node_slots = [&]() -> const SlotIndex& {
     if (!slot_index) {
       slot_index.emplace();
-      slot_index->reserve(pool_of.size());
+      slot_index->reserve(static_cast<size_t>(snap.size()) + extra_pools.size());
       for (int s = 0; s < placeable_slots; ++s) slot_index->Add(snap.id(s), s);
       for (size_t i = 0; i < joining.size(); ++i) slot_index->Add(joining[i]->id, placeable_slots + static_cast<int>(i));
     }
@@ -325,23 +352,32 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
   auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
     if (ever_slots(mask, g) < w) return std::nullopt;
-    std::vector<int> free_at(pool_of.size(), 0);
-    for (int s = 0; s < placeable_slots; ++s) free_at[s] = snap.free(s);
+    // Free GPUs per slot, of the slots with some: only a node with a GPU
+    // free when the pass began can have one now (a pass only takes GPUs).
+    SlotGpus free_at;
+    auto read_free = [&](int s) {
+      if (const int f = snap.free(s); f > 0) free_at.emplace(s, f);
+    };
+    if (kept_snap != nullptr) {
+      idx->ready_free().ForEach([&](size_t p) { read_free(static_cast<int>(p)); });
+    } else {
+      for (int s = 0; s < placeable_slots; ++s) read_free(s);
+    }
     int64_t cap = 0;
-    for (size_t s = 0; s < free_at.size(); ++s) {
-      if (mask & PoolBit(pool_of[s])) cap += free_at[s] / g;
+    for (const auto& [s, f] : free_at) {
+      if (mask & PoolBit(pool_at(s))) cap += f / g;
     }
     for (size_t i = 0; release_at(i) != nullptr;) {
       const Timestamp t = release_at(i)->time;
       for (const Release* r; (r = release_at(i)) != nullptr && r->time == t; ++i) {
         const int s = r->slot;
-        if (static_cast<size_t>(s) >= free_at.size()) free_at.resize(pool_of.size(), 0);  // a slot made since
-        const bool counts = mask & PoolBit(pool_of[s]);
-        if (counts) cap -= free_at[s] / g;
-        free_at[s] += r->gpus;
-        if (counts) cap += free_at[s] / g;
+        const bool counts = mask & PoolBit(pool_at(s));
+        int& f = free_at[s];
+        if (counts) cap -= f / g;
+        f += r->gpus;
+        if (counts) cap += f / g;
       }
-      if (cap >= w) return Reservation(mask, g, w, t, std::move(free_at), &pool_of);
+      if (cap >= w) return Reservation(mask, g, w, t, std::move(free_at), cap, pool_at);
     }
     return std::nullopt;
   };
@@ -416,7 +452,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now) co
     if (w >= job->spec.MinWorkers()) {
       settle_head();
       shares.clear();
-      const std::vector<PoolMask> preference = PlacementPreference(spec, job->spec, options_.egress_aware);
+      const PoolPreference preference = PlacementPreference(spec, job->spec, mask, options_.egress_aware);
       if (!head) {
         snap.PlacePreferring(preference, g, w, &shares);
         emit(*job, false);

@@ -49,13 +49,20 @@ struct SchedulerOutput {
   Timestamp shadow_time = kInfiniteFuture;
 };
 
+class KeptCapacity;
+
 class Scheduler {
  public:
   explicit Scheduler(SchedulerOptions options) : options_(options) {}
   const SchedulerOptions& options() const { return options_; }
 
   // Decides which pending jobs of `state` start at `now`. Pure; thread-safe.
-  SchedulerOutput Schedule(const model::ClusterState& state, Timestamp now) const;
+  //
+  // A driver whose state has an index (model/state_index.h) may also pass
+  // the capacity snapshot it keeps between passes (sched/kept_capacity.h):
+  // the pass places on it and leaves it as it found it, instead of making
+  // its own. The decisions are the same either way.
+  SchedulerOutput Schedule(const model::ClusterState& state, Timestamp now, KeptCapacity* kept = nullptr) const;
 
  private:
   SchedulerOptions options_;

@@ -88,6 +88,41 @@ void CapacitySnapshot::Materialize(int slot, model::NodeId id, int pool, int gpu
   Fill(slot, id, pool, gpus, free);
 }
 
+void CapacitySnapshot::Replace(int slot, model::NodeId id, int pool, int gpus, int free) {
+  assert(open_forks_ == 0 && pool >= 0 && pool < num_pools_ && gpus <= max_level_ && free >= 0 && free <= gpus);
+  SetFree(slot, 0);
+  NodeEntry& n = nodes_[slot];
+  n.id = id;
+  n.pool = pool;
+  n.gpus = gpus;
+  nonempty_pools_ |= PoolBit(pool);
+  SetFree(slot, free);
+}
+
+void CapacitySnapshot::EraseSlot(int slot) {
+  assert(open_forks_ == 0 && slot >= 0 && slot < size());
+  if (nodes_[slot].free > 0) SetFree(slot, 0);
+  nodes_.erase(nodes_.begin() + slot);
+  // Every level's bits above `slot` move down one. A slot past the levels'
+  // words (nodes with no GPU free do not widen them) has none above it.
+  const size_t w0 = static_cast<size_t>(slot) >> 6;
+  if (w0 >= stride_) return;
+  const int b = slot & 63;
+  const uint64_t below = b == 0 ? 0 : ~uint64_t{0} >> (64 - b);
+  for (size_t l = 0; l < level_meta_.size(); ++l) {
+    LevelMeta& m = level_meta_[l];
+    if (m.size == 0) continue;
+    uint64_t* words = &level_words_[l * stride_];
+    const uint64_t x = words[w0];
+    words[w0] = (x & below) | (b == 63 ? 0 : (x >> (b + 1)) << b);
+    for (size_t w = w0 + 1; w < stride_; ++w) {
+      words[w - 1] |= (words[w] & 1) << 63;
+      words[w] >>= 1;
+    }
+    if (m.first != SIZE_MAX && m.first > w0) --m.first;  // still no slot before it
+  }
+}
+
 void CapacitySnapshot::SetFree(int slot, int value) {
   NodeEntry& n = nodes_[slot];
   assert(value >= 0 && value <= n.gpus);

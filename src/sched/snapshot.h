@@ -82,6 +82,12 @@ class CapacitySnapshot {
   // undone by a fork: it only says what is there.
   void Materialize(int slot, model::NodeId id, int pool, int gpus, int free);
 
+  // For a snapshot kept between passes (sched/kept_capacity.h), outside any
+  // fork: the node in `slot` becomes the one given; or it is erased, and
+  // every later slot moves down one.
+  void Replace(int slot, model::NodeId id, int pool, int gpus, int free);
+  void EraseSlot(int slot);
+
   // Room for `n` nodes, so that adding them does not reallocate.
   void reserve(size_t n) {
     nodes_.reserve(n);

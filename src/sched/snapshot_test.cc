@@ -153,6 +153,83 @@ TEST(CapacitySnapshotTest, SlotsEqualTheSumOverNodesThroughEveryChange) {
   check(-1);
 }
 
+// A snapshot kept between passes (sched/kept_capacity.h) has nodes replaced
+// and erased in place. Through random changes it answers as a snapshot made
+// afresh of the same nodes: the same counts, and best fit picks the same node.
+TEST(CapacitySnapshotTest, ReplacedAndErasedSlotsAnswerAsAFreshSnapshot) {
+  Rng rng(17);
+  struct N {
+    model::NodeId id;
+    int pool, gpus, free;
+  };
+  for (int round = 0; round < 40; ++round) {
+    CapacitySnapshot snap(3, 8);
+    std::vector<N> nodes;
+    model::NodeId next = 1;
+    // Some rounds grow past a few words of slots per level.
+    const int grow = round % 4 == 0 ? 8 : 0;
+    for (int step = 0; step < 400; ++step) {
+      const int op = std::max(0, static_cast<int>(rng.UniformInt(0, 3 + grow)) - grow);
+      if (op == 0 || nodes.size() < 3) {
+        // Full nodes are common, and take no room in the levels' words.
+        const int gpus = rng.UniformInt(0, 1) == 0 ? 4 : 8;
+        const int free = rng.UniformInt(0, 1) == 0 ? 0 : static_cast<int>(rng.UniformInt(0, gpus));
+        N n{next++, static_cast<int>(rng.UniformInt(0, 2)), gpus, free};
+        snap.AddNode(n.id, n.pool, n.gpus, n.free);
+        nodes.push_back(n);
+      } else if (op == 1) {
+        const int s = static_cast<int>(rng.UniformInt(0, static_cast<int64_t>(nodes.size()) - 1));
+        snap.EraseSlot(s);
+        nodes.erase(nodes.begin() + s);
+      } else if (op == 2) {
+        const int s = static_cast<int>(rng.UniformInt(0, static_cast<int64_t>(nodes.size()) - 1));
+        const int gpus = rng.UniformInt(0, 1) == 0 ? 4 : 8;
+        nodes[s] = {nodes[s].id, static_cast<int>(rng.UniformInt(0, 2)), gpus, static_cast<int>(rng.UniformInt(0, gpus))};
+        snap.Replace(s, nodes[s].id, nodes[s].pool, nodes[s].gpus, nodes[s].free);
+      } else {
+        const int s = static_cast<int>(rng.UniformInt(0, static_cast<int64_t>(nodes.size()) - 1));
+        const int free = static_cast<int>(rng.UniformInt(0, nodes[s].gpus));
+        snap.Take(s, nodes[s].free - free);
+        nodes[s].free = free;
+      }
+      CapacitySnapshot fresh(3, 8);
+      for (const N& n : nodes) fresh.AddNode(n.id, n.pool, n.gpus, n.free);
+      ASSERT_EQ(snap.size(), fresh.size());
+      ASSERT_EQ(snap.total_free(), fresh.total_free()) << "round " << round << ", step " << step;
+      for (PoolMask mask = 1; mask < 8; ++mask) {
+        for (int g = 1; g <= 8; ++g) {
+          ASSERT_EQ(snap.Slots(mask, g), fresh.Slots(mask, g)) << "round " << round << ", step " << step;
+          if (fresh.Slots(mask, g) == 0) continue;
+          CapacitySnapshot::Fork a(&snap), b(&fresh);
+          std::vector<SlotShare> x, y;
+          snap.Place(mask, g, 1, &x);
+          fresh.Place(mask, g, 1, &y);
+          ASSERT_EQ(x[0].slot, y[0].slot) << "round " << round << ", step " << step << ", pools " << mask << ", g " << g;
+        }
+      }
+    }
+  }
+}
+
+// Slots of full nodes past the levels' words: erasing one moves no bit of
+// any level (the words of the next level start right after a level's).
+TEST(CapacitySnapshotTest, ErasingAFullSlotPastTheLevelsWordsMovesNoBit) {
+  // One pool, so level f's word follows level f-1's. Slots 0-63 fit the
+  // levels' one word each; slots 64-70 are full and widen nothing.
+  CapacitySnapshot snap(1, 8);
+  for (int i = 0; i < 71; ++i) snap.AddNode(1 + i, 0, 8, i < 10 ? 2 : i == 20 ? 3 : 0);
+  snap.EraseSlot(70);
+  std::vector<SlotShare> got;
+  snap.Place(PoolBit(0), 3, 1, &got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(snap.id(got[0].slot), 21);  // the node with 3 GPUs free, still
+  got.clear();
+  snap.Place(PoolBit(0), 2, 1, &got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(snap.id(got[0].slot), 1);
+  EXPECT_EQ(snap.Slots(PoolBit(0), 1), 2 * 9);  // nine nodes with 2 left
+}
+
 TEST(SlotIndexTest, FindsSlotsWhetherIdsCameInOrderOrNot) {
   SlotIndex in_order;
   in_order.Add(3, 0);

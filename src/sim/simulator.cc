@@ -290,7 +290,14 @@ Status Simulator::RunScheduler(Timestamp now) {
   // from the job's segments; only an observer looks at it here.
   if (observer_) RefreshJobs(now);
   TIDE_RETURN_IF_ERROR(SyncIndex());
-  const sched::SchedulerOutput out = scheduler_.Schedule(state_, now);
+  const sched::SchedulerOutput out = scheduler_.Schedule(state_, now, &kept_capacity_);
+  if (options_.check_index) {
+    // The kept snapshot, caught up, must say what the nodes say; the pass left it so.
+    if (model::IndexFor(state_) != nullptr) kept_capacity_.Sync(*spec_, index_);
+    if (const std::string diff = kept_capacity_.Diff(index_); !diff.empty()) {
+      return absl::InternalError(StrCat("the scheduler's kept capacity differs from the nodes: ", diff));
+    }
+  }
   for (const auto& p : out.placements) TIDE_RETURN_IF_ERROR(ApplyPlacement(p, now));
   if (observer_) observer_->AfterSchedule(state_, out, now);
   return OkStatus();

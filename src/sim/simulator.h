@@ -41,6 +41,7 @@
 #include "model/cluster.h"
 #include "model/state_index.h"
 #include "model/timeline.h"
+#include "sched/kept_capacity.h"
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
 #include "sim/result.h"
@@ -71,7 +72,7 @@ struct SimOptions {
   bool every_tick = false;
   // Check the state index (model/state_index.h) against a fresh one before
   // every decision, and fail the run if they differ. Slow; for tests.
-  bool check_index = false;
+  bool check_index = false;  // and the scheduler's kept capacity (sched/kept_capacity.h)
   WorldOptions world;
   // Record the timeline of the HTML report: buckets of `timeline_step`,
   // doubling to stay within `timeline_max_buckets`.
@@ -195,6 +196,8 @@ class Simulator {
   SimObserver* observer_;
 
   sched::Scheduler scheduler_;
+  // The scheduler's capacity snapshot, kept between passes beside index_.
+  sched::KeptCapacity kept_capacity_;
   std::optional<autoscale::Autoscaler> autoscaler_;
   SimProvider provider_;
   Rng spot_rng_;

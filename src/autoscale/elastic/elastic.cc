@@ -284,7 +284,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     }
     if (snap.Slots(d.pools, g) < w) continue;  // shrinking cannot make room: leave it
     std::vector<sched::SlotShare> shares;
-    snap.PlacePreferring(sched::PlacementPreference(ctx->spec, d.job->spec), g, w, &shares);
+    snap.PlacePreferring(sched::PlacementPreference(ctx->spec, d.job->spec, d.pools), g, w, &shares);
     fork.Commit();
     for (auto& a : resizes) {
       ctx->touched.insert(a.jobs[0]);

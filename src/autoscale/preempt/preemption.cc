@@ -135,7 +135,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     }
     // Commit: the head takes the freed GPUs in the what-if.
     std::vector<sched::SlotShare> shares;
-    snap.PlacePreferring(sched::PlacementPreference(ctx->spec, job.spec), g, w, &shares);
+    snap.PlacePreferring(sched::PlacementPreference(ctx->spec, job.spec, d.pools), g, w, &shares);
     fork.Commit();
     hopeless.clear();  // the what-if changed
     for (const auto& s : shares) ctx->needed.insert(snap.id(s.slot));
