@@ -28,8 +28,8 @@ struct Release {
   int gpus;
 };
 
-// GPUs per snapshot slot, of the slots read (0 for any other).
-using SlotGpus = absl::flat_hash_map<int, int>;
+// GPUs per slot.
+using SlotGpus = std::vector<int>;
 
 // The pool of each slot: the snapshot's, and after its slots those of
 // `extra` (nodes a reservation reads that the snapshot does not hold).
@@ -62,8 +62,7 @@ class Reservation {
     int64_t lost = 0;
     for (const auto& sh : shares) {
       if (!(mask_ & PoolBit(pool_of_(sh.slot)))) continue;
-      const auto it = free_at_.find(sh.slot);
-      const int before = it == free_at_.end() ? 0 : it->second;
+      const int before = free_at_[sh.slot];
       const int after = before - sh.workers * job.spec.gpus_per_worker;
       lost += before / g_ - after / g_;
     }
@@ -352,27 +351,30 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
   auto reserve = [&](const Job& job, PoolMask mask) -> std::optional<Reservation> {
     const int g = job.spec.gpus_per_worker, w = job.spec.MinWorkers();
     if (ever_slots(mask, g) < w) return std::nullopt;
-    // Free GPUs per slot, of the slots with some: only a node with a GPU
-    // free when the pass began can have one now (a pass only takes GPUs).
-    SlotGpus free_at;
+    // Free GPUs per slot, read from the slots with some: in a kept snapshot,
+    // only a node with a GPU free when the pass began can have one now (a
+    // pass only takes GPUs), and most nodes have none.
+    auto slots = [&]() { return static_cast<size_t>(snap.size()) + extra_pools.size(); };
+    SlotGpus free_at(slots(), 0);
+    int64_t cap = 0;
     auto read_free = [&](int s) {
-      if (const int f = snap.free(s); f > 0) free_at.emplace(s, f);
+      if (const int f = snap.free(s); f > 0) {
+        free_at[static_cast<size_t>(s)] = f;
+        if (mask & PoolBit(snap.pool(s))) cap += f / g;
+      }
     };
     if (kept_snap != nullptr) {
       idx->ready_free().ForEach([&](size_t p) { read_free(static_cast<int>(p)); });
     } else {
       for (int s = 0; s < placeable_slots; ++s) read_free(s);
     }
-    int64_t cap = 0;
-    for (const auto& [s, f] : free_at) {
-      if (mask & PoolBit(pool_at(s))) cap += f / g;
-    }
     for (size_t i = 0; release_at(i) != nullptr;) {
       const Timestamp t = release_at(i)->time;
       for (const Release* r; (r = release_at(i)) != nullptr && r->time == t; ++i) {
         const int s = r->slot;
+        if (static_cast<size_t>(s) >= free_at.size()) free_at.resize(slots(), 0);  // a slot made since
         const bool counts = mask & PoolBit(pool_at(s));
-        int& f = free_at[s];
+        int& f = free_at[static_cast<size_t>(s)];
         if (counts) cap -= f / g;
         f += r->gpus;
         if (counts) cap += f / g;
