@@ -38,14 +38,13 @@ Status CsvReader::Split() {
   if (s.find('"') == std::string_view::npos) {  // the common case: views into the line
     // A field is stripped only if it starts or ends with a blank: most rows
     // have none, and a trace has millions of fields.
-    auto blank = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
     const char* p = s.data();
     const char* const e = p + s.size();
     while (true) {
       const char* c = static_cast<const char*>(std::memchr(p, ',', static_cast<size_t>(e - p)));
       if (c == nullptr) c = e;
       std::string_view f(p, static_cast<size_t>(c - p));
-      if (!f.empty() && (blank(f.front()) || blank(f.back()))) f = StripWhitespace(f);
+      if (!f.empty() && (IsSpace(f.front()) || IsSpace(f.back()))) f = StripWhitespace(f);
       fields_.push_back(f);
       if (c == e) break;
       p = c + 1;

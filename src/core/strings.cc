@@ -5,14 +5,6 @@
 
 namespace tide {
 
-namespace {
-
-// std::isspace in the "C" locale, without a call into the C library: the
-// CSV reader trims every field of every row.
-bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
-}  // namespace
-
 std::string_view StripWhitespace(std::string_view s) {
   size_t a = 0, b = s.size();
   while (a < b && IsSpace(s[a])) ++a;

@@ -41,6 +41,9 @@ std::string StrJoin(const Range& items, std::string_view sep) {
   return fmt::format("{}", fmt::join(items, sep));
 }
 
+// std::isspace in the "C" locale, without a call into the C library: the
+// CSV reader tests every field of every row.
+inline bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 std::string_view StripWhitespace(std::string_view s);
 std::string ToLower(std::string_view s);
 // Splits on `sep`; with skip_empty, drops empty (or all-blank) pieces.

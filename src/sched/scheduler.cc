@@ -180,9 +180,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
   // slots after them when it first asks (`extra_slot`). In a kept snapshot
   // every node already has its slot, at its position.
   std::vector<size_t> snap_pos;  // the node position of each snapshot slot
-  if (kept_snap != nullptr) {
-    // Nothing to add.
-  } else if (idx != nullptr) {
+  if (kept_snap == nullptr && idx != nullptr) {
     const size_t count =
         idx->ready_free().size() + (options_.place_on_provisioning ? idx->booting_free().size() : 0);
     snap_pos.reserve(count);
@@ -202,7 +200,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
     } else {
       idx->ready_free().ForEach(add);
     }
-  } else {
+  } else if (kept_snap == nullptr) {
     // Placeable nodes get snapshot slots in id order; nodes that will join
     // later (booting, when we may not place on them) get slots after them.
     nodes.reserve(state.nodes.size());
