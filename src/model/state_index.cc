@@ -69,10 +69,6 @@ StateIndex::JobRec StateIndex::Read(const Job& j) const {
   return r;
 }
 
-StateIndex::NodeRec StateIndex::Read(const Node& n) {
-  return NodeRec{n.id, n.pool, n.gpus, n.free_gpus, n.state, n.reclaim_at != kInfiniteFuture, !n.slice_free.empty(), n.created};
-}
-
 void StateIndex::Enter(const JobRec& r, size_t pos) {
   const auto p = static_cast<uint32_t>(pos);
   if (r.kind == 1) {
@@ -356,7 +352,7 @@ StateIndex StateIndex::Build(const ClusterState& state, bool placement) {
   x.ends_.insert(ends.begin(), ends.end());
   x.nodes_.reserve(state.nodes.size());
   for (size_t i = 0; i < state.nodes.size(); ++i) {
-    x.nodes_.push_back(Read(state.nodes[i]));
+    x.nodes_.push_back(FactsOf(state.nodes[i]));
     x.Enter(x.nodes_.back(), i);
     x.Place(nullptr, &x.nodes_.back());
   }
@@ -457,7 +453,7 @@ void StateIndex::Sync(const ClusterState& state) {
   for (uint32_t pos : touched_nodes_) {
     if (pos >= nodes_.size() || !node_touched_[pos]) continue;
     node_touched_[pos] = 0;
-    const NodeRec now = Read(state.nodes[pos]);
+    const NodeRec now = FactsOf(state.nodes[pos]);
     if (now == nodes_[pos]) continue;
     Leave(nodes_[pos], pos);
     Place(&nodes_[pos], &now);

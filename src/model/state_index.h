@@ -113,6 +113,11 @@ class StateIndex {
     Timestamp created{};
     bool operator==(const NodeFacts&) const = default;
   };
+  // The facts of node `n` as the index keeps them.
+  static NodeFacts FactsOf(const Node& n) {
+    return NodeFacts{n.id, n.pool, n.gpus, n.free_gpus, n.state, n.reclaim_at != kInfiniteFuture,
+                     !n.slice_free.empty(), n.created};
+  }
   // What a pass reads of a pending job to make its demand, kept compact: a
   // job's own struct spans six cache lines, and a queue of thousands is
   // read in queue order, which is not memory order.
@@ -325,7 +330,6 @@ class StateIndex {
   };
   using NodeRec = NodeFacts;
   JobRec Read(const Job& j) const;
-  static NodeRec Read(const Node& n);
   void Enter(const JobRec& r, size_t pos);
   void Leave(const JobRec& r, size_t pos);
   // The job of record `r` moves from position `from` to `to`, which no job holds.

@@ -60,6 +60,14 @@ Duration Consolidation::Remaining(const model::ClusterState& state, const Job& j
 
 namespace {
 
+// An idle node that idle release keeps (a reserved one, unless reserved
+// nodes may be released): paid for whether or not it runs anything, so it
+// takes moved jobs as a partly used node does.
+bool KeptIdle(const model::ClusterSpec& spec, bool release_reserved, const model::StateIndex::NodeFacts& n) {
+  return n.state == NodeState::kReady && !n.noticed && !n.sliced && n.free == n.gpus &&
+         spec.pools[n.pool].tier == model::Tier::kReserved && !release_reserved;
+}
+
 // What a pass of consolidation starts from: the candidates to empty, when a
 // job next becomes movable, and the nodes a worker may move to, counted by
 // pool and GPUs free. Gathered by a scan of every node and job, or from the
@@ -121,18 +129,26 @@ void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const P
                    const model::StateIndex& x, Gathered* g) {
   const model::ClusterSpec& spec = ctx.spec;
   const Timestamp now = ctx.now;
-  // Every candidate and destination is a node in use, so counted here: none
-  // has more GPUs free than the counts span.
+  // Every candidate and destination is a node in use, counted by the index,
+  // or an idle node that stays (KeptIdle), counted here: none has more GPUs
+  // free than the counts span.
+  std::vector<const model::StateIndex::NodeFacts*> kept_idle;
+  x.idle().ForEach([&](size_t pos) {
+    const auto& n = x.node(pos);
+    if (KeptIdle(spec, release_reserved, n) && !ctx.leaving.contains(n.id)) kept_idle.push_back(&n);
+  });
   int span = 1;
   for (size_t p = 0; p < spec.pools.size(); ++p) span = std::max(span, x.InUseSpan(static_cast<int>(p)));
+  for (const auto* n : kept_idle) span = std::max(span, n->free + 1);
   g->most_gpus = span - 1;
   g->with_free.assign(spec.pools.size() * span, 0);
-  int top = 0;  // the most GPUs free on a node in use
   for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
-    for (int f = 0; f < x.InUseSpan(p); ++f) {
-      g->Count(p, f) = x.InUseCount(p, f);
-      if (g->Count(p, f) > 0) top = std::max(top, f);
-    }
+    for (int f = 0; f < x.InUseSpan(p); ++f) g->Count(p, f) = x.InUseCount(p, f);
+  }
+  for (const auto* n : kept_idle) ++g->Count(n->pool, n->free);
+  int top = 0;  // the most GPUs free on a destination
+  for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
+    for (int f = 0; f < span; ++f) top = g->Count(p, f) > 0 ? std::max(top, f) : top;
   }
   for (const model::NodeId id : ctx.leaving) {
     const int pos = x.NodePos(id);
@@ -200,12 +216,14 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   const model::StateIndex* x = ctx->index != nullptr && ctx->index->placement() ? ctx->index : nullptr;
   Gathered g;
   if (x == nullptr) {
-    // The ready nodes that run something, with their jobs.
+    // The ready nodes that run something, with their jobs, and the idle ones
+    // that stay.
     absl::flat_hash_map<model::NodeId, size_t> index;
     g.views.reserve(ctx->state.nodes.size());
     index.reserve(ctx->state.nodes.size());
     for (const auto& n : ctx->state.nodes) {
-      if (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty()) continue;  // MIG nodes: not yet
+      const bool kept_idle = KeptIdle(spec, release_reserved_, model::StateIndex::FactsOf(n));
+      if (!kept_idle && (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty())) continue;  // MIG: not yet
       if (leaving(n)) continue;
       index[n.id] = g.views.size();
       g.views.push_back({&n, {}, n.free_gpus, Duration{0}});
@@ -369,7 +387,9 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
         return;
       }
       const Node& n = ctx->state.nodes[pos];
-      if (!model::StateIndex::InUse(x->node(pos)) || ctx->leaving.contains(n.id)) return;
+      const auto& facts = x->node(pos);
+      if (!model::StateIndex::InUse(facts) && !KeptIdle(spec, release_reserved_, facts)) return;
+      if (ctx->leaving.contains(n.id)) return;
       NodeView& v = more.emplace_back();
       v.node = &n;
       v.pos = pos;

@@ -5,6 +5,8 @@
 
 #include "autoscale/coverage.h"
 #include "core/strings.h"
+#include "core/time.h"
+#include "model/state_index.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testutil/builders.h"
@@ -42,17 +44,40 @@ class ConsolidationTest : public ::testing::Test {
     return state_.jobs.back();
   }
 
-  ScalingPlan Evaluate(int allowance = 4, int64_t now = kNow) {
+  // A pass by a scan of the state, checked against one read from a state
+  // index (as the simulator reads it): both must plan the same.
+  ScalingPlan Evaluate(int allowance = 4, int64_t now = kNow, bool release_reserved = false) {
+    state_.index = nullptr;
+    const ScalingPlan plan = EvaluateOnce(allowance, now, release_reserved);
+    const model::StateIndex index = model::StateIndex::Build(state_, /*placement=*/true);
+    state_.index = &index;
+    const auto leaving = leaving_;
+    const ScalingPlan indexed = EvaluateOnce(allowance, now, release_reserved);
+    state_.index = nullptr;
+    EXPECT_EQ(Text(indexed), Text(plan)) << "read from the index";
+    EXPECT_EQ(leaving_, leaving);
+    return plan;
+  }
+  ScalingPlan EvaluateOnce(int allowance, int64_t now, bool release_reserved) {
     ScalingPlan plan;
     PassContext ctx(state_, At(now));
     IndexState(&ctx);
     ctx.disruption_allowance = allowance;
     ctx.disruption_max = 4;
-    Consolidation(options_, Minutes(10), /*release_reserved=*/false).Evaluate(&ctx, &plan);
+    Consolidation(options_, Minutes(10), release_reserved).Evaluate(&ctx, &plan);
     leaving_ = ctx.leaving;
     budget_blocked_ = ctx.budget_blocked;
     allowance_left_ = ctx.disruption_allowance;
     return plan;
+  }
+  static std::string Text(const ScalingPlan& plan) {
+    std::string s;
+    for (const auto& a : plan.actions) {
+      StrAppend(&s, ActionKindName(a.kind), " nodes ", StrJoin(a.nodes, ","), " jobs ", StrJoin(a.jobs, ","), " [",
+                a.reason, "]\n");
+    }
+    StrAppend(&s, "wake ", FormatTimestamp(plan.next_wakeup));
+    return s;
   }
 
   // The nodes drained and the jobs moved, in plan order.
@@ -274,6 +299,36 @@ TEST_F(ConsolidationTest, ReservedNodesAndPoolMinimumsStay) {
   Run(10, 1, 1, 0);
   Run(20, 2, 4, 0);
   EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+// A reserved node is paid for whether or not it runs anything, so an idle
+// one takes moved jobs as a partly used node does: an on-demand node whose
+// jobs fit there is emptied. Idle nodes that idle release would give back
+// (on-demand ones, or reserved ones when those may be released) do not.
+TEST_F(ConsolidationTest, AnIdleReservedNodeTakesMovedJobs) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 1, 8, 8), ReadyNode(3, 0, 8, 8)};
+  Run(10, 1, 3, 0);  // on-demand node 1: three GPUs of eight; node 2 (reserved) and node 3 (on-demand) idle
+  const ScalingPlan plan = Evaluate();
+  EXPECT_EQ(Drained(plan), std::vector<model::NodeId>({1}));
+  EXPECT_EQ(Moved(plan), std::vector<model::JobId>({10}));
+  ASSERT_EQ(plan.actions.size(), 2u);
+  EXPECT_THAT(plan.actions[1].reason, HasSubstr("fit now on n2:"));
+
+  EXPECT_TRUE(Evaluate(4, kNow, /*release_reserved=*/true).actions.empty());
+  state_.nodes[1] = ReadyNode(2, 0, 8, 8);  // node 2 on-demand too: about to be released
+  EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+// Of the nodes with room, the fullest takes the job (best fit, as the
+// scheduler places it), so an idle reserved node is the last resort and a
+// partly used node is preferred.
+TEST_F(ConsolidationTest, APartlyUsedNodeBeforeAnIdleReservedOne) {
+  state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 1, 8, 8), ReadyNode(3, 1, 8, 8)};
+  Run(10, 1, 2, 0);
+  Run(20, 3, 4, 0);  // reserved node 3: four GPUs free; reserved node 2 idle
+  const ScalingPlan plan = Evaluate();
+  ASSERT_EQ(Moved(plan), std::vector<model::JobId>({10}));
+  EXPECT_THAT(plan.actions[1].reason, HasSubstr("fit now on n3:"));
 }
 
 TEST_F(ConsolidationTest, AJobAcrossNodesIsNotMoved) {
