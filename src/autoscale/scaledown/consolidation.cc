@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "autoscale/scaledown/idle_release.h"
 #include "core/strings.h"
 #include "sched/eligibility.h"
@@ -78,10 +80,9 @@ struct Gathered {
   // Index: the sources read, and nothing else.
   std::vector<NodeView> views;
   std::vector<NodeView*> sources;
-  // Index: per pool, the Settled nodes left unread because their lead job
-  // has more GPUs per worker than any node in use has free (so they are
-  // set aside unread). In time order; some may not have run min_run.
-  absl::InlinedVector<std::pair<int, const absl::btree_set<model::StateIndex::Settled>*>, 8> unread;
+  // Per pool: it is growing (PoolStand) and has a node that would be a
+  // source, so it is looked at again once quiet. Such nodes are not sources.
+  absl::InlinedVector<bool, 8> held;
   Timestamp movable_at = kInfiniteFuture;
   int most_gpus = 0;
   // How many of the views not emptied in this pass have each number of GPUs
@@ -89,6 +90,11 @@ struct Gathered {
   std::vector<int> with_free;
   int& Count(int pool, int free) { return with_free[static_cast<size_t>(pool) * (most_gpus + 1) + free]; }
 };
+
+// How a pool stands in a pass. Closed to consolidation: emptying a node would
+// take it below its minimum in force (kAtMin), or it bought a node within
+// quiet_for (kGrowing: a growing pool buys back what is emptied).
+enum class PoolStand { kOpen, kAtMin, kGrowing };
 
 // The order in which a node's jobs move: the most GPUs first, then the lowest
 // id (the index's Settled entries name the first by the same order).
@@ -126,7 +132,7 @@ NodeView* ViewOf(const ConsolidationOptions& o, const PassContext& ctx, const mo
 // Gathered from the index: of the nodes and jobs, only the sources that may
 // have room elsewhere are read.
 void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const PassContext& ctx,
-                   const model::StateIndex& x, Gathered* g) {
+                   const model::StateIndex& x, absl::FunctionRef<PoolStand(int)> stand, Gathered* g) {
   const model::ClusterSpec& spec = ctx.spec;
   const Timestamp now = ctx.now;
   // Every candidate and destination is a node in use, counted by the index,
@@ -174,17 +180,31 @@ void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const P
     g->movable_at = it->at + o.min_run;
     break;
   }
+  std::vector<NodeView> scratch;
   for (size_t p = 0; p < spec.pools.size(); ++p) {
     if (spec.pools[p].tier == model::Tier::kReserved && !release_reserved) continue;
     const auto* buckets = x.settled(static_cast<int>(p));
     if (buckets == nullptr) continue;
+    const auto ripe = [&](const absl::btree_set<model::StateIndex::Settled>& settled) {
+      return !settled.empty() && now - settled.begin()->latest >= o.min_run;
+    };
+    if (std::none_of(buckets->begin(), buckets->end(), ripe)) continue;
+    const PoolStand st = stand(static_cast<int>(p));
+    if (st == PoolStand::kAtMin) continue;
+    if (st == PoolStand::kGrowing) {  // only whether it has a source, of any bucket
+      for (const auto& settled : *buckets) {
+        for (const auto& s : settled) {
+          if (now - s.latest < o.min_run || g->held[p]) break;
+          g->held[p] = !ctx.leaving.contains(s.id) && ViewOf(o, ctx, x, s.id, &scratch) != nullptr;
+        }
+      }
+      continue;
+    }
     for (int b = 0; b < static_cast<int>(buckets->size()); ++b) {
       const auto& settled = (*buckets)[b];
-      if (settled.empty() || now - settled.begin()->latest < o.min_run) continue;
-      if (b > top) {
-        g->unread.emplace_back(static_cast<int>(p), &settled);
-        continue;
-      }
+      // With more GPUs per worker than any destination has free, the lead
+      // job fits nowhere: such a node cannot be emptied in this pass.
+      if (!ripe(settled) || b > top) continue;
       for (const auto& s : settled) {
         if (now - s.latest < o.min_run) break;  // the rest started later still
         if (!ctx.leaving.contains(s.id)) ViewOf(o, ctx, x, s.id, &g->views);
@@ -214,7 +234,46 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // Nodes on their way out: drained or evacuated this pass, or given notice.
   auto leaving = [ctx](const Node& n) { return ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture; };
   const model::StateIndex* x = ctx->index != nullptr && ctx->index->placement() ? ctx->index : nullptr;
+  // Nodes per pool that stay, for the pool minimums, and the last time each
+  // pool bought one (worked out when first asked).
+  std::vector<int> staying = StayingNodes(*ctx);
+  absl::InlinedVector<Timestamp, 8> last_bought(spec.pools.size(), kInfiniteFuture);
+  // A ready node created `now` is one the driver did not buy (the live
+  // controller's static nodes): not a purchase.
+  auto bought = [&](const Node& n) { return n.state == NodeState::kProvisioning || n.created < now; };
+  auto last_bought_in = [&](int p) {
+    if (last_bought[p] != kInfiniteFuture) return last_bought[p];
+    Timestamp last = kInfinitePast;
+    if (x == nullptr) {
+      for (const auto& n : ctx->state.nodes) {
+        if (n.pool == p && n.state != NodeState::kTerminated && bought(n)) last = std::max(last, n.created);
+      }
+    } else if (const auto* created = x->created(p)) {
+      for (auto it = created->rbegin(); it != created->rend(); ++it) {
+        const int pos = x->NodePos(it->second);
+        if (pos >= 0 && bought(ctx->state.nodes[pos])) {
+          last = it->first;
+          break;
+        }
+      }
+    }
+    return last_bought[p] = last;
+  };
+  // Emptying a node of pool `p` would take it below its minimum (as nodes
+  // are emptied in this pass, too); how `p` stands as the pass begins.
+  auto at_min = [&](int p) { return staying[p] - 1 < ctx->MinNodes(p); };
+  absl::InlinedVector<std::optional<PoolStand>, 8> stands(spec.pools.size());
+  auto stand = [&](int p) {
+    if (!stands[p]) {
+      stands[p] = at_min(p)                                                                          ? PoolStand::kAtMin
+                  : o_.quiet_for.count() > 0 && last_bought_in(p) > now - o_.quiet_for ? PoolStand::kGrowing
+                                                                                         : PoolStand::kOpen;
+    }
+    return *stands[p];
+  };
+
   Gathered g;
+  g.held.assign(spec.pools.size(), false);
   if (x == nullptr) {
     // The ready nodes that run something, with their jobs, and the idle ones
     // that stay.
@@ -249,51 +308,27 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       }
     }
     for (auto& v : g.views) {
-      const auto& pool = spec.pools[v.node->pool];
-      if (!v.movable || v.jobs.empty() || (pool.tier == model::Tier::kReserved && !release_reserved_)) continue;
-      g.sources.push_back(&v);
+      const int p = v.node->pool;
+      if (!v.movable || v.jobs.empty() || (spec.pools[p].tier == model::Tier::kReserved && !release_reserved_)) continue;
+      const PoolStand st = stand(p);
+      if (st == PoolStand::kOpen) g.sources.push_back(&v);
+      g.held[p] = g.held[p] || st == PoolStand::kGrowing;
     }
     for (const auto& v : g.views) g.most_gpus = std::max(g.most_gpus, v.node->gpus);
     g.with_free.assign(spec.pools.size() * (g.most_gpus + 1), 0);
     for (const auto& v : g.views) ++g.Count(v.node->pool, std::clamp(v.free, 0, g.most_gpus));
   } else {
-    GatherIndexed(o_, release_reserved_, *ctx, *x, &g);
+    GatherIndexed(o_, release_reserved_, *ctx, *x, stand, &g);
   }
   const bool indexed = x != nullptr;
   std::vector<NodeView>& views = g.views;
   std::vector<NodeView*>& sources = g.sources;
   const int most_gpus = g.most_gpus;
   plan->next_wakeup = std::min(plan->next_wakeup, g.movable_at);
-
-  // Nodes per pool that stay, for the pool minimums, and the last time each
-  // pool bought one (worked out when first asked).
-  std::vector<int> staying = StayingNodes(*ctx);
-  absl::InlinedVector<Timestamp, 8> last_bought(spec.pools.size(), kInfiniteFuture);
-  // A ready node created `now` is one the driver did not buy (the live
-  // controller's static nodes): not a purchase.
-  auto bought = [&](const Node& n) { return n.state == NodeState::kProvisioning || n.created < now; };
-  auto last_bought_in = [&](int p) {
-    if (last_bought[p] != kInfiniteFuture) return last_bought[p];
-    Timestamp last = kInfinitePast;
-    if (!indexed) {
-      for (const auto& n : ctx->state.nodes) {
-        if (n.pool == p && n.state != NodeState::kTerminated && bought(n)) last = std::max(last, n.created);
-      }
-    } else if (const auto* created = x->created(p)) {
-      for (auto it = created->rbegin(); it != created->rend(); ++it) {
-        const int pos = x->NodePos(it->second);
-        if (pos >= 0 && bought(ctx->state.nodes[pos])) {
-          last = it->first;
-          break;
-        }
-      }
-    }
-    return last_bought[p] = last;
-  };
-  // Emptying a node of pool `p` would take it below its minimum; `p` bought
-  // within quiet_for (a growing pool buys back what is emptied).
-  auto at_min = [&](int p) { return staying[p] - 1 < ctx->MinNodes(p); };
-  auto growing = [&](int p) { return o_.quiet_for.count() > 0 && last_bought_in(p) > now - o_.quiet_for; };
+  // A growing pool with a node to empty is looked at again once quiet.
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    if (g.held[p]) plan->next_wakeup = std::min(plan->next_wakeup, last_bought_in(static_cast<int>(p)) + o_.quiet_for);
+  }
 
   // How long a node is expected to stay busy: its running jobs' longest
   // expected remaining time. Worked out for the candidates, and for other
@@ -330,36 +365,12 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // A node's jobs are moved largest first (then by id); if no other node has
   // room for the first one's first worker now, it never will in this pass:
   // what-ifs only take free GPUs away. Such a source is set aside before the
-  // what-ifs, with no order, life or what-if worked out for it; it only says
-  // when to look again if its pool is quiet for too short a time. In most
+  // what-ifs, with no order, life or what-if worked out for it. In most
   // passes of a busy cluster every source is set aside.
-  auto hopeless = [&](const NodeView* v) {
+  std::erase_if(sources, [&](const NodeView* v) {
     const Job* first = *std::min_element(v->jobs.begin(), v->jobs.end(), MovesFirst);
     return first->Workers() > 0 && !room_elsewhere(*first, v);
-  };
-  absl::InlinedVector<bool, 8> aside(spec.pools.size(), false);  // the pool has a source set aside
-  std::erase_if(sources, [&](const NodeView* v) {
-    if (!hopeless(v)) return false;
-    aside[v->node->pool] = true;
-    return true;
   });
-  // With the index, the candidates left unread are read only if their pool's
-  // wake-up hangs on whether one of them is a source.
-  std::vector<NodeView> scratch;
-  for (const auto& [p, settled] : g.unread) {
-    if (aside[p] || at_min(p) || !growing(p)) continue;
-    for (const auto& s : *settled) {
-      if (now - s.latest < o_.min_run) break;
-      if (!ctx->leaving.contains(s.id) && ViewOf(o_, *ctx, *x, s.id, &scratch) != nullptr) {
-        aside[p] = true;
-        break;
-      }
-    }
-  }
-  for (size_t p = 0; p < spec.pools.size(); ++p) {
-    const int q = static_cast<int>(p);
-    if (aside[p] && !at_min(q) && growing(q)) plan->next_wakeup = std::min(plan->next_wakeup, last_bought_in(q) + o_.quiet_for);
-  }
   if (sources.empty()) return;
   // The nodes a worker may move to: every view (scan); with the index, the
   // ones with a GPU free, found now.
@@ -438,11 +449,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (src->dest) continue;
     const Node& node = *src->node;
     const auto& pool = spec.pools[node.pool];
-    if (at_min(node.pool)) continue;
-    if (growing(node.pool)) {
-      plan->next_wakeup = std::min(plan->next_wakeup, last_bought_in(node.pool) + o_.quiet_for);
-      continue;
-    }
+    if (at_min(node.pool)) continue;  // after the nodes emptied before it
     // Releasing it takes its free GPUs away, and its jobs take others'.
     if (free_staying - node.gpus < headroom) continue;
     if (ctx->disruption_allowance < 1) {
