@@ -264,10 +264,13 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   auto at_min = [&](int p) { return staying[p] - 1 < ctx->MinNodes(p); };
   absl::InlinedVector<std::optional<PoolStand>, 8> stands(spec.pools.size());
   auto stand = [&](int p) {
-    if (!stands[p]) {
-      stands[p] = at_min(p)                                                                          ? PoolStand::kAtMin
-                  : o_.quiet_for.count() > 0 && last_bought_in(p) > now - o_.quiet_for ? PoolStand::kGrowing
-                                                                                         : PoolStand::kOpen;
+    if (stands[p]) return *stands[p];
+    if (at_min(p)) {
+      stands[p] = PoolStand::kAtMin;
+    } else if (o_.quiet_for.count() > 0 && last_bought_in(p) > now - o_.quiet_for) {
+      stands[p] = PoolStand::kGrowing;
+    } else {
+      stands[p] = PoolStand::kOpen;
     }
     return *stands[p];
   };
