@@ -232,6 +232,34 @@ TEST_F(SimulatorTest, ConsolidationEmptiesAPartlyUsedNodeAndReleasesIt) {
   EXPECT_LT(moved.result.cost.total, off.result.cost.total - 0.01 * 3600);
 }
 
+TEST_F(SimulatorTest, ConsolidationMovesAJobOntoAReservedNodeThatWentIdle) {
+  // a (8 GPUs) fills the reserved node; b (4 GPUs) arrives and gets an
+  // on-demand node. When a ends, the reserved node idles, paid for anyway:
+  // once the pool has been quiet for an hour, b moves there and the
+  // on-demand node is released.
+  spec_ = testing::Spec({Pool("res", 8, Tier::kReserved, 20, 1, 1), Pool("od", 8, Tier::kOnDemand, 36, 0, 10, 120)});
+  const std::vector<model::JobSpec> jobs = {JobSpecOf("a", 0, 8, 1, 1200), JobSpecOf("b", 60, 4, 1, 8 * 3600)};
+  autoscale::PolicyDefaults defaults;
+  autoscale::AutoscalerOptions on = defaults.tide;
+  on.consolidation.enabled = true;
+  on.scale_up.trigger.pending_threshold = 0;  // buy for b at once
+  defaults.variants = {{"tide-consolidate", on}};
+  const SimOutput off = Simulate("tide", jobs, defaults);
+  const SimOutput moved = Simulate("tide-consolidate", jobs, defaults);
+  std::string log;
+  for (const auto& d : moved.decisions) log += d + "\n";
+  EXPECT_EQ(off.result.consolidations, 0);
+  ASSERT_EQ(moved.result.consolidations, 1) << log;
+  EXPECT_THAT(log, HasSubstr("drain [od-1]: consolidation: its jobs move to res-1"));
+  EXPECT_THAT(log, HasSubstr("restart b (1x4 GPUs) on res-1"));
+  EXPECT_EQ(moved.result.jobs_completed, 2);
+  EXPECT_EQ(moved.result.lost_work_gpu_hours, 0);
+  EXPECT_EQ(off.result.nodes_released, 0);
+  EXPECT_EQ(moved.result.nodes_released, 1);
+  // The on-demand node goes about six hours early; the reserved one was paid for either way.
+  EXPECT_LT(moved.result.cost.total, off.result.cost.total - 5 * 36);
+}
+
 TEST_F(SimulatorTest, OutOfOrderTraceIsAnError) {
   auto policy = autoscale::MakePolicy("tide", {}, spec_, std::nullopt);
   VectorTrace trace({JobSpecOf("a", 100, 1, 1, 10), JobSpecOf("b", 50, 1, 1, 10)}, kT0);
