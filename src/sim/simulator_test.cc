@@ -3,6 +3,7 @@
 #include "core/strings.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,26 @@ class SimulatorTest : public ::testing::Test {
     auto out = sim.Run();
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : SimOutput{};
+  }
+
+  // `jobs` under tide with `tweak`, without consolidation and with it; and
+  // the decisions of the second run, one per line.
+  struct WithAndWithout {
+    SimOutput off, on;
+    std::string log;
+  };
+  WithAndWithout SimulateConsolidation(std::vector<model::JobSpec> jobs,
+                                       const std::function<void(autoscale::AutoscalerOptions*)>& tweak) {
+    autoscale::PolicyDefaults defaults;
+    autoscale::AutoscalerOptions o = defaults.tide;
+    tweak(&o);
+    o.consolidation.enabled = false;
+    autoscale::AutoscalerOptions on = o;
+    on.consolidation.enabled = true;
+    defaults.variants = {{"tide-off", o}, {"tide-consolidate", on}};
+    WithAndWithout r{Simulate("tide-off", jobs, defaults), Simulate("tide-consolidate", jobs, defaults), ""};
+    for (const auto& d : r.on.decisions) r.log += d + "\n";
+    return r;
   }
 
   model::ClusterSpec spec_for_run_;
@@ -206,18 +227,11 @@ TEST_F(SimulatorTest, ConsolidationEmptiesAPartlyUsedNodeAndReleasesIt) {
   // four GPUs free: consolidation moves c there and releases the node.
   const std::vector<model::JobSpec> jobs = {JobSpecOf("a", 0, 4, 1, 4 * 3600), JobSpecOf("b", 0, 7, 1, 1200),
                                             JobSpecOf("c", 600, 1, 1, 4 * 3600)};
-  autoscale::PolicyDefaults defaults;
-  autoscale::AutoscalerOptions on = defaults.tide;
-  on.consolidation.enabled = true;
   // When the pool has been quiet for an hour (after the nodes were bought),
   // both a and c are past min_run, so the node with the fewest busy GPUs is
   // the one emptied.
-  on.consolidation.min_run = Minutes(10);
-  defaults.variants = {{"tide-consolidate", on}};
-  const SimOutput off = Simulate("tide", jobs, defaults);
-  const SimOutput moved = Simulate("tide-consolidate", jobs, defaults);
-  std::string log;
-  for (const auto& d : moved.decisions) log += d + "\n";
+  const auto [off, moved, log] =
+      SimulateConsolidation(jobs, [](autoscale::AutoscalerOptions* o) { o->consolidation.min_run = Minutes(10); });
   EXPECT_EQ(off.result.consolidations, 0);
   EXPECT_EQ(moved.result.consolidations, 1) << log;
   EXPECT_THAT(log, HasSubstr("drain [od-2]: consolidation: its jobs move to od-1"));
@@ -239,15 +253,8 @@ TEST_F(SimulatorTest, ConsolidationMovesAJobOntoAReservedNodeThatWentIdle) {
   // on-demand node is released.
   spec_ = testing::Spec({Pool("res", 8, Tier::kReserved, 20, 1, 1), Pool("od", 8, Tier::kOnDemand, 36, 0, 10, 120)});
   const std::vector<model::JobSpec> jobs = {JobSpecOf("a", 0, 8, 1, 1200), JobSpecOf("b", 60, 4, 1, 8 * 3600)};
-  autoscale::PolicyDefaults defaults;
-  autoscale::AutoscalerOptions on = defaults.tide;
-  on.consolidation.enabled = true;
-  on.scale_up.trigger.pending_threshold = 0;  // buy for b at once
-  defaults.variants = {{"tide-consolidate", on}};
-  const SimOutput off = Simulate("tide", jobs, defaults);
-  const SimOutput moved = Simulate("tide-consolidate", jobs, defaults);
-  std::string log;
-  for (const auto& d : moved.decisions) log += d + "\n";
+  const auto [off, moved, log] = SimulateConsolidation(
+      jobs, [](autoscale::AutoscalerOptions* o) { o->scale_up.trigger.pending_threshold = 0; });  // buy for b at once
   EXPECT_EQ(off.result.consolidations, 0);
   ASSERT_EQ(moved.result.consolidations, 1) << log;
   EXPECT_THAT(log, HasSubstr("drain [od-1]: consolidation: its jobs move to res-1"));

@@ -62,12 +62,11 @@ Duration Consolidation::Remaining(const model::ClusterState& state, const Job& j
 
 namespace {
 
-// An idle node that idle release keeps (a reserved one, unless reserved
-// nodes may be released): paid for whether or not it runs anything, so it
-// takes moved jobs as a partly used node does.
+// An idle node that idle release keeps (KeepsIdleNodes): paid for whether or
+// not it runs anything, so it takes moved jobs as a partly used node does.
 bool KeptIdle(const model::ClusterSpec& spec, bool release_reserved, const model::StateIndex::NodeFacts& n) {
   return n.state == NodeState::kReady && !n.noticed && !n.sliced && n.free == n.gpus &&
-         spec.pools[n.pool].tier == model::Tier::kReserved && !release_reserved;
+         KeepsIdleNodes(spec.pools[n.pool], release_reserved);
 }
 
 // What a pass of consolidation starts from: the candidates to empty, when a
@@ -182,7 +181,7 @@ void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const P
   }
   std::vector<NodeView> scratch;
   for (size_t p = 0; p < spec.pools.size(); ++p) {
-    if (spec.pools[p].tier == model::Tier::kReserved && !release_reserved) continue;
+    if (KeepsIdleNodes(spec.pools[p], release_reserved)) continue;  // emptying one saves nothing
     const auto* buckets = x.settled(static_cast<int>(p));
     if (buckets == nullptr) continue;
     const auto ripe = [&](const absl::btree_set<model::StateIndex::Settled>& settled) {
@@ -312,7 +311,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     }
     for (auto& v : g.views) {
       const int p = v.node->pool;
-      if (!v.movable || v.jobs.empty() || (spec.pools[p].tier == model::Tier::kReserved && !release_reserved_)) continue;
+      if (!v.movable || v.jobs.empty() || KeepsIdleNodes(spec.pools[p], release_reserved_)) continue;
       const PoolStand st = stand(p);
       if (st == PoolStand::kOpen) g.sources.push_back(&v);
       g.held[p] = g.held[p] || st == PoolStand::kGrowing;

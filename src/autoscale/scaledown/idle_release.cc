@@ -45,7 +45,7 @@ void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     const model::Node& n = *np;
     const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
     if (n.state != model::NodeState::kReady || !n.idle() || leaving) continue;
-    if (spec.pools[n.pool].tier == model::Tier::kReserved && !options_.release_reserved) continue;
+    if (KeepsIdleNodes(spec.pools[n.pool], options_.release_reserved)) continue;
     const Timestamp deadline = n.idle_since + options_.idle_after;
     if (deadline > now) {
       plan->next_wakeup = std::min(plan->next_wakeup, deadline);

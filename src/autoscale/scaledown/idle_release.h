@@ -19,6 +19,13 @@ struct IdleReleaseOptions {
   bool release_reserved = false;
 };
 
+// Whether idle release keeps every idle node of `pool`, however long idle:
+// reserved capacity, unless reserved nodes may be released. Such a node is
+// paid for whether it runs anything or not.
+inline bool KeepsIdleNodes(const model::NodePool& pool, bool release_reserved) {
+  return pool.tier == model::Tier::kReserved && !release_reserved;
+}
+
 // Per pool, the nodes that are not on their way out: ready or booting, not
 // under a spot notice, and not taken out by this pass (ctx.leaving).
 std::vector<int> StayingNodes(const PassContext& ctx);
