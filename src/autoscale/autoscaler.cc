@@ -31,7 +31,12 @@ Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timest
   if (state.spec == nullptr) return absl::InvalidArgumentError("ClusterState has no spec");
   const model::ClusterSpec& spec = *state.spec;
   if (spec.pools.size() > static_cast<size_t>(sched::kMaxPools)) return absl::InvalidArgumentError("more than 64 pools");
-  for (const auto& n : state.nodes) {
+  // A driver's index has read every node: it says whether one has a pool
+  // out of range, without reading them all again in every pass.
+  const model::StateIndex* x = model::IndexFor(state);
+  const bool pools_known = x != nullptr && x->pools_within(static_cast<int>(spec.pools.size()));
+  for (size_t i = 0; !pools_known && i < state.nodes.size(); ++i) {
+    const model::Node& n = state.nodes[i];
     if (n.pool < 0 || n.pool >= static_cast<int>(spec.pools.size())) {
       return absl::InvalidArgumentError(StrCat("node ", n.name, " has unknown pool index ", n.pool));
     }

@@ -83,6 +83,22 @@ TEST_F(AutoscalerTest, GraceBuysForASmallQueueAndSaysWhenItWillLookAgain) {
   EXPECT_THAT(Of(late, ActionKind::kScaleUp)[0].reason, HasSubstr("has waited 30s"));
 }
 
+TEST_F(AutoscalerTest, ANodeOfAnUnknownPoolIsAnErrorWithOrWithoutAnIndex) {
+  state_.nodes.push_back(ReadyNode(1, 0, 8, 8));
+  state_.nodes.push_back(ReadyNode(2, 3, 8, 8));  // the spec has one pool
+  auto as = Autoscaler::Make(TideOptions());
+  ASSERT_TRUE(as.ok()) << as.status();
+  EXPECT_THAT(as->RunOnce(state_, At(100)).status().message(), HasSubstr("has unknown pool index 3"));
+  // An index that has read the node says so; the pass checks the nodes then.
+  const model::StateIndex index = model::StateIndex::Build(state_);
+  state_.index = &index;
+  EXPECT_THAT(as->RunOnce(state_, At(100)).status().message(), HasSubstr("has unknown pool index 3"));
+  state_.nodes.pop_back();
+  const model::StateIndex fine = model::StateIndex::Build(state_);
+  state_.index = &fine;
+  EXPECT_TRUE(as->RunOnce(state_, At(100)).ok());
+}
+
 TEST_F(AutoscalerTest, PacksSmallJobsOntoFewNodes) {
   for (int i = 1; i <= 10; ++i) state_.jobs.push_back(Pending(i, 2, 1));  // 20 GPUs
   EXPECT_EQ(Bought(RunOnce(TideOptions(), 60)), 3);

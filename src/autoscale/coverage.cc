@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
+
 #include "sched/eligibility.h"
 #include "sched/queue.h"
 
@@ -161,10 +163,18 @@ void BuildSparseWhatIf(const PassContext& ctx) {
     if (pos >= 0 && x->active().contains(pos) && !x->stopping().contains(pos)) give_back(jobs[pos]);
   }
   if (ctx.lookahead().count() > 0) {
+    // A job's record and its shares lie apart, in no order: each is asked
+    // for a few jobs ahead (the record kAhead ahead, its shares half as far).
+    absl::InlinedVector<uint32_t, 64> due;
     for (const auto& e : x->ends()) {
       if (!e.running || ctx.stopped_before().contains(e.id)) continue;
       if (e.at > ctx.now + ctx.lookahead()) break;
-      give_back(jobs[e.pos]);
+      due.push_back(e.pos);
+    }
+    for (size_t i = 0; i < due.size(); ++i) {
+      if (i + kAhead < due.size()) __builtin_prefetch(&jobs[due[i + kAhead]].alloc);
+      if (i + kAhead / 2 < due.size()) __builtin_prefetch(jobs[due[i + kAhead / 2]].alloc.data());
+      give_back(jobs[due[i]]);
     }
   }
 }

@@ -210,6 +210,8 @@ void StateIndex::CountFree(const NodeRec& r, int sign) {
 }
 
 void StateIndex::Enter(const NodeRec& r, size_t pos) {
+  pool_bound_ = std::max(pool_bound_, r.pool + 1);
+  pool_negative_ |= r.pool < 0;
   if (r.state == NodeState::kTerminated) return;
   if (r.pool >= static_cast<int>(live_.size())) {
     live_.resize(r.pool + 1, 0);

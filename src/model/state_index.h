@@ -241,6 +241,10 @@ class StateIndex {
   const PendingFacts& pending_facts(size_t pos) const { return jobs_[pos].facts; }
   // Nodes per pool (ClusterState::nodes holds no terminated node).
   int live(int pool) const { return pool < static_cast<int>(live_.size()) ? live_[pool] : 0; }
+  // Whether every node the index has read had a pool in [0, num_pools). It
+  // remembers the nodes that left, so it may say no when every node now is
+  // fine (a caller then checks the nodes itself), never yes when one is not.
+  bool pools_within(int num_pools) const { return !pool_negative_ && pool_bound_ <= num_pools; }
   int staying(int pool) const { return pool < static_cast<int>(staying_count_.size()) ? staying_count_[pool] : 0; }
   // The GPUs free on the ready and provisioning nodes of `pool` with no
   // notice (those in staying()), kept as nodes change.
@@ -417,6 +421,8 @@ class StateIndex {
     }
     events_.push_back(e);
   }
+  int pool_bound_ = 0;  // above the pool of every node read
+  bool pool_negative_ = false;  // a node read had a negative pool
   int out_of_order_ = 0;  // positions whose node id is not above the one before
   bool ids_changed_ = false;  // since out_of_order_ was counted
   bool dirty_ = true;  // touched since the last Sync

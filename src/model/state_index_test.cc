@@ -319,5 +319,39 @@ TEST(StateIndexTest, FindsNodesWhoseIdsAreOutOfOrder) {
   }
 }
 
+TEST(StateIndexTest, SaysWhetherEveryNodeItReadHadAKnownPool) {
+  ClusterState state;
+  for (int pool : {0, 1}) {
+    Node n;
+    n.id = pool + 1;
+    n.pool = pool;
+    n.gpus = 8;
+    n.state = NodeState::kReady;
+    state.nodes.push_back(n);
+  }
+  StateIndex x = StateIndex::Build(state);
+  EXPECT_TRUE(x.pools_within(2));
+  EXPECT_FALSE(x.pools_within(1));
+  // A node changed to a pool past the spec's, then a terminated one with a
+  // negative pool: each is remembered, also after it is gone.
+  state.nodes[1].pool = 2;
+  x.TouchNode(1);
+  x.Sync(state);
+  EXPECT_FALSE(x.pools_within(2));
+  EXPECT_TRUE(x.pools_within(3));
+  Node bad;
+  bad.id = 9;
+  bad.pool = -1;
+  bad.state = NodeState::kTerminated;
+  state.nodes.push_back(bad);
+  x.TouchNode(2);
+  x.Sync(state);
+  EXPECT_FALSE(x.pools_within(3));
+  x.RemoveNode(2);
+  state.nodes.pop_back();
+  x.Sync(state);
+  EXPECT_FALSE(x.pools_within(3));
+}
+
 }  // namespace
 }  // namespace tide::model
