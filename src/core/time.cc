@@ -79,7 +79,32 @@ Result<Timestamp> ParseTimestamp(std::string_view text) {
       "'", text, "' is not a timestamp; write ISO-8601 like 2026-01-05T09:00:00Z"));
 }
 
-std::string FormatTimestamp(Timestamp t) { return date::format("%FT%TZ", t); }
+std::string FormatTimestamp(Timestamp t) {
+  // What date::format("%FT%TZ", t) writes, without its stream: logs and
+  // decision reasons write many of these.
+  const auto day = date::floor<date::days>(t);
+  const date::year_month_day ymd{day};
+  const int year = static_cast<int>(ymd.year());
+  if (year < 0 || year > 9999) return date::format("%FT%TZ", t);
+  const int64_t secs = (t - day).count();
+  char out[21];
+  auto put = [&out](int at, int64_t value, int width) {
+    for (int i = width - 1; i >= 0; --i, value /= 10) out[at + i] = static_cast<char>('0' + value % 10);
+  };
+  put(0, year, 4);
+  out[4] = '-';
+  put(5, static_cast<unsigned>(ymd.month()), 2);
+  out[7] = '-';
+  put(8, static_cast<unsigned>(ymd.day()), 2);
+  out[10] = 'T';
+  put(11, secs / 3600, 2);
+  out[13] = ':';
+  put(14, secs % 3600 / 60, 2);
+  out[16] = ':';
+  put(17, secs % 60, 2);
+  out[19] = 'Z';
+  return std::string(out, 20);
+}
 
 Timestamp AlignUp(Timestamp t, Timestamp origin, Duration step) {
   if (step.count() <= 0) return t;

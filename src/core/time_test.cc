@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "date/date.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -186,6 +187,20 @@ TEST(FormatTimestampTest, IsoUtcWithZ) {
   EXPECT_EQ(FormatTimestamp(kMonday), "2026-01-05T00:00:00Z");
   EXPECT_EQ(FormatTimestamp(kMonday + Hours(9) + Minutes(30) + Seconds(5)), "2026-01-05T09:30:05Z");
   EXPECT_EQ(FormatTimestamp(FromUnixSeconds(0)), "1970-01-01T00:00:00Z");
+}
+
+TEST(FormatTimestampTest, WritesWhatDateFormatWrites) {
+  // About a day apart over 43 years, before 1970 too, at an hour, minute
+  // and second that move on each time; then years past 9999 and before 0,
+  // which are left to date::format.
+  for (int64_t s = -3 * 365 * 86400LL; s < 40 * 365 * 86400LL; s += 86400 + 3607) {
+    const Timestamp t = FromUnixSeconds(s);
+    ASSERT_EQ(FormatTimestamp(t), date::format("%FT%TZ", t)) << s;
+  }
+  for (int64_t s : {int64_t{253402300799}, int64_t{253402300800}, int64_t{-62167219200}, int64_t{-62167219201}}) {
+    const Timestamp t = FromUnixSeconds(s);
+    EXPECT_EQ(FormatTimestamp(t), date::format("%FT%TZ", t)) << s;
+  }
 }
 
 TEST(FormatTimestampRoundTripTest, RoundTripsThroughParseTimestamp) {
