@@ -440,7 +440,7 @@ std::string Describe(const ScalingPlan& plan) {
 // jobs and several option sets, the plans are the same whole.
 TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
   const model::ClusterSpec spec = testing::RandomSpec();
-  int actions = 0, forecasts = 0, consolidations = 0;
+  int actions = 0, forecasts = 0, consolidations = 0, evacuations = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     model::ClusterState state = testing::RandomState(&spec, seed);
     // Half the clusters have no job waiting: the passes the simulator runs most.
@@ -518,12 +518,14 @@ TEST(AutoscalerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
       for (const auto& a : scanned->actions) {
         forecasts += a.forecast;
         consolidations += a.kind == ActionKind::kConsolidate;
+        evacuations += a.kind == ActionKind::kEvacuate && o.consolidation.enabled;
       }
     }
   }
   EXPECT_GT(actions, 1000);  // the random clusters give the passes plenty to do
   EXPECT_GT(forecasts, 20);
   EXPECT_GT(consolidations, 30);  // consolidation's view in the index is read and acted on
+  EXPECT_GT(evacuations, 30);     // so is its list of the jobs on a node under spot notice
 }
 
 }  // namespace

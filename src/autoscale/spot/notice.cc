@@ -1,5 +1,7 @@
 #include "autoscale/spot/notice.h"
 
+#include <algorithm>
+
 #include "core/strings.h"
 
 namespace tide::autoscale {
@@ -28,16 +30,26 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     Action stop;
     stop.kind = ActionKind::kEvacuate;
     stop.pool = n.pool;
-    for (const model::Job* jp : ctx->active()) {
-      const model::Job& j = *jp;
-      if (j.state != model::JobState::kRunning || ctx->touched.contains(j.id)) continue;
+    auto stop_if_on = [&](const model::Job& j) {
+      if (j.state != model::JobState::kRunning || ctx->touched.contains(j.id)) return;
       for (const auto& sh : j.alloc) {
         if (sh.node == n.id) {
           stop.jobs.push_back(j.id);
           ctx->touched.insert(j.id);
-          break;
+          return;
         }
       }
+    };
+    // The jobs with a share on the node, in the order of active(): from the
+    // index's placement view when it keeps one, else from every job.
+    if (const model::StateIndex* x = ctx->index; x != nullptr && x->placement()) {
+      if (const model::StateIndex::JobList* on = x->JobsOn(n.id)) {
+        model::StateIndex::JobList pos = *on;
+        std::sort(pos.begin(), pos.end());
+        for (const uint32_t p : pos) stop_if_on(ctx->state.jobs[p]);
+      }
+    } else {
+      for (const model::Job* jp : ctx->active()) stop_if_on(*jp);
     }
     if (stop.jobs.empty()) continue;
     std::vector<std::string> names;
