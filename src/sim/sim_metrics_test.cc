@@ -1,12 +1,14 @@
 #include "sim/sim_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
 #include "core/rng.h"
 #include "core/strings.h"
 #include "gtest/gtest.h"
+#include "sim/result.h"
 #include "testutil/builders.h"
 
 namespace tide::sim {
@@ -361,6 +363,39 @@ TEST(SimMetricsDueTest, VisitsRunsInTheOrderOfTheirAnswers) {
       EXPECT_EQ(got.size(), std::min<size_t>(2, want.size()));
     }
   }
+}
+
+// Nearest-rank percentiles, selected in place, against the ranks of a sorted
+// copy: small lists (where ranks coincide), duplicates, and a long list.
+TEST(PercentilesTest, SelectedRanksAreThoseOfASortedList) {
+  Rng rng(11);
+  for (size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{19}, size_t{20}, size_t{21}, size_t{99}, size_t{100},
+                   size_t{101}, size_t{5000}}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<int64_t> v(n);
+      const int64_t spread = trial % 2 == 0 ? 5 : 1000000;  // many equal values, or few
+      for (auto& x : v) x = static_cast<int64_t>(rng.Uniform() * static_cast<double>(spread));
+      std::vector<int64_t> sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      auto at = [&](double q) {
+        const size_t idx = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+        return sorted[std::clamp<size_t>(idx, 1, n) - 1];
+      };
+      double sum = 0;
+      for (int64_t x : sorted) sum += static_cast<double>(x);
+      const Percentiles p = ComputePercentiles(&v);
+      EXPECT_EQ(p.count, static_cast<int64_t>(n));
+      EXPECT_EQ(p.p50, at(0.50)) << n;
+      EXPECT_EQ(p.p95, at(0.95)) << n;
+      EXPECT_EQ(p.p99, at(0.99)) << n;
+      EXPECT_EQ(p.max, sorted.back()) << n;
+      EXPECT_EQ(p.mean, sum / static_cast<double>(n)) << n;
+      std::sort(v.begin(), v.end());
+      EXPECT_EQ(v, sorted);  // reordered, nothing lost
+    }
+  }
+  std::vector<int64_t> none;
+  EXPECT_EQ(ComputePercentiles(&none).count, 0);
 }
 
 }  // namespace
