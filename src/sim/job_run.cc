@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tide::sim {
 
@@ -22,6 +23,7 @@ JobRun::JobRun(Timestamp start, double progress0, double work, double rate, Dura
   if (interval_ > 0 && work_time_ > 0) ckpts = std::ceil(work_time_ / interval_) - 1;
   const double wall = startup_ + work_time_ + ckpts * cost_;
   end_ = start_ + Seconds(static_cast<int64_t>(std::ceil(wall - 1e-9)));
+  eval_at_ = p0_ < eval_from_ ? WallForWork((eval_from_ - p0_) / rate_) : -std::numeric_limits<double>::infinity();
 }
 
 double JobRun::WallForWork(double w) const {
@@ -97,12 +99,24 @@ Timestamp JobRun::NextChange(Timestamp t) const {
     }
   }
   // The start of evaluation.
-  if (p0_ < eval_from_) {
-    const double at = WallForWork((eval_from_ - p0_) / rate_);
-    if (at > e) next = std::min(next, at);
-  }
+  if (eval_at_ > e) next = std::min(next, eval_at_);
   const auto secs = static_cast<int64_t>(std::floor(next + 1e-9));
   return std::max(t + Seconds(1), start_ + Seconds(secs));
+}
+
+Timestamp JobRun::PieceEnd(Timestamp t) const {
+  // Start-up, interval and cost are whole seconds, so every checkpoint
+  // boundary is one: the next is NextChange's answer unless the end or the
+  // start of evaluation comes first (or at once), when NextChange decides.
+  const int64_t since = (t - start_).count();
+  const auto startup = static_cast<int64_t>(startup_), interval = static_cast<int64_t>(interval_);
+  const int64_t cycle = interval + static_cast<int64_t>(cost_);
+  if (interval <= 0 || t >= end_ || since < startup) return NextChange(t);
+  const int64_t rem = (since - startup) % cycle;
+  const int64_t b = since + (rem < interval ? interval - rem : cycle - rem);
+  const double bd = static_cast<double>(b);
+  if (start_ + Seconds(b) > end_ || (eval_at_ > static_cast<double>(since) && bd >= eval_at_)) return NextChange(t);
+  return start_ + Seconds(b);
 }
 
 Timestamp JobRun::PrevChange(Timestamp t) const {
@@ -117,10 +131,7 @@ Timestamp JobRun::PrevChange(Timestamp t) const {
       if (at <= e) prev = std::max(prev, at);
     }
   }
-  if (p0_ < eval_from_) {
-    const double at = WallForWork((eval_from_ - p0_) / rate_);
-    if (at <= e) prev = std::max(prev, at);
-  }
+  if (eval_at_ <= e) prev = std::max(prev, eval_at_);  // never, with no evaluation ahead
   return start_ + Seconds(static_cast<int64_t>(std::ceil(prev - 1e-9)));
 }
 

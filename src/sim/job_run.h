@@ -16,6 +16,9 @@
 #ifndef TIDE_SIM_JOB_RUN_H_
 #define TIDE_SIM_JOB_RUN_H_
 
+#include <algorithm>
+#include <cstdint>
+
 #include "core/time.h"
 #include "model/cluster.h"
 
@@ -44,6 +47,20 @@ class JobRun {
   Timestamp NextChange(Timestamp t) const;
   // The last time at or before `t` at which UtilAt changed (start at least).
   Timestamp PrevChange(Timestamp t) const;
+  // Calls f(util, seconds) for each piece of constant utilisation in
+  // [from, to) (from >= start, to <= EndTime), in order: the pieces that a
+  // walk by NextChange and UtilAt makes, with the same values. Between
+  // checkpoints, before evaluation starts, the next piece is counted on
+  // from the last, rather than worked out from the start again.
+  template <typename F>
+  void ForEachPiece(Timestamp from, Timestamp to, F&& f) const {
+    Timestamp t = from;
+    while (t < to) {
+      const Timestamp next = std::min(to, PieceEnd(t));
+      f(UtilAt(t), (next - t).count());
+      t = next;
+    }
+  }
   // False when, from a time at which `holds` is false of the utilisation, no
   // stretch on which it is true can last longer than `span`: the phases it
   // is true of are only checkpoint pauses, shorter than the span. (Loading
@@ -61,6 +78,9 @@ class JobRun {
   Activity ActivityAt(Timestamp t, double* work_time) const;
   // Wall time (from start) at which working time `w` is reached.
   double WallForWork(double w) const;
+  // NextChange(t), found from the checkpoint cycle alone where nothing
+  // else can end the piece sooner.
+  Timestamp PieceEnd(Timestamp t) const;
 
   Timestamp start_;
   double p0_, work_, rate_;
@@ -69,6 +89,9 @@ class JobRun {
   Timestamp end_;
   model::JobPhases phases_;
   double eval_from_;  // progress at which evaluation starts
+  // Wall time (from start) at which evaluation starts; minus infinity if
+  // the segment starts in it.
+  double eval_at_;
 };
 
 // The work (seconds at full allocation) of a job whose uninterrupted run at

@@ -1,5 +1,9 @@
 #include "sim/job_run.h"
 
+#include <utility>
+#include <vector>
+
+#include "core/rng.h"
 #include "gtest/gtest.h"
 #include "testutil/builders.h"
 
@@ -80,6 +84,39 @@ TEST(JobRunTest, WorkForShortAndCheckpointFreeJobs) {
   EXPECT_DOUBLE_EQ(WorkFor(Seconds(1900), Phases(), Ckpt(1800, 60)), 1800);
   EXPECT_DOUBLE_EQ(WorkFor(Seconds(1960), Phases(), Ckpt(1800, 60)), 1800);  // a checkpoint would end it
   EXPECT_DOUBLE_EQ(WorkFor(Seconds(1961), Phases(), Ckpt(1800, 60)), 1801);
+}
+
+// The pieces ForEachPiece gives are those of a walk by NextChange and UtilAt,
+// with equal values: the simulator adds them up in that order, so a sum that
+// differed in its last bit would change a figure.
+TEST(JobRunTest, PiecesAreThoseOfAWalkByNextChange) {
+  Rng rng(23);
+  int pieces = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    model::JobPhases ph = Phases();
+    ph.eval_share = rng.UniformInt(0, 4) * 0.1 + (rng.Bernoulli(0.3) ? rng.Uniform() * 0.05 : 0);
+    const double work = rng.Bernoulli(0.5) ? static_cast<double>(rng.UniformInt(1, 20000)) : 1 + rng.Uniform() * 20000;
+    const double p0 = rng.Bernoulli(0.3) ? 0 : rng.Uniform() * work;
+    const double rate = rng.Bernoulli(0.4) ? 1.0 : 0.2 + rng.Uniform() * 2;
+    const int64_t interval = rng.Bernoulli(0.2) ? 0 : rng.UniformInt(1, 3000);
+    const int64_t cost = rng.Bernoulli(0.1) ? 0 : rng.UniformInt(1, 200);
+    const Timestamp start = At(rng.UniformInt(0, 100000));
+    const JobRun r(start, p0, work, rate, Seconds(rng.UniformInt(0, 400)), Ckpt(interval, cost), ph);
+    const int64_t span = (r.EndTime() - start).count();
+    const Timestamp from = start + Seconds(rng.Bernoulli(0.5) ? 0 : rng.UniformInt(0, span));
+    const Timestamp to = start + Seconds(rng.Bernoulli(0.5) ? span : rng.UniformInt((from - start).count(), span));
+    std::vector<std::pair<double, int64_t>> want, got;
+    for (Timestamp t = from; t < to;) {
+      const Timestamp next = std::min(to, r.NextChange(t));
+      want.emplace_back(r.UtilAt(t), (next - t).count());
+      t = next;
+    }
+    r.ForEachPiece(from, to, [&](double util, int64_t seconds) { got.emplace_back(util, seconds); });
+    ASSERT_EQ(got, want) << "trial " << trial << ": work " << work << " from " << p0 << " at rate " << rate
+                         << ", checkpoint every " << interval << " s for " << cost << " s";
+    pieces += static_cast<int>(got.size());
+  }
+  EXPECT_GT(pieces, 10000);  // most walks cross many checkpoints
 }
 
 }  // namespace

@@ -516,13 +516,9 @@ void Simulator::CloseSegments(const Job& job, Timestamp now) {
   for (size_t i = 0; i < sj.segments.size(); ++i) {
     const JobRun& seg = sj.segments[i];
     const Timestamp end = i + 1 < sj.segments.size() ? sj.segments[i + 1].start() : now;
-    // Walk the pieces of constant utilisation.
-    Timestamp t = seg.start();
-    while (t < end) {
-      const Timestamp next = std::min(end, seg.NextChange(t));
-      util_gpu_seconds_ += seg.UtilAt(t) * static_cast<double>((next - t).count()) * gpus;
-      t = next;
-    }
+    seg.ForEachPiece(seg.start(), end, [&](double util, int64_t seconds) {
+      util_gpu_seconds_ += util * static_cast<double>(seconds) * gpus;
+    });
   }
   busy_gpu_seconds_ += gpus * static_cast<double>((now - job.started).count());
   Attribute(job, job.started, now);
