@@ -44,6 +44,7 @@ Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timest
   const AutoscalerOptions& o = *options_;
   ScalingPlan plan;
   PassContext ctx(state, now);
+  ctx.spare = &spare_;
   IndexState(&ctx);
 
   const ScheduledCapacity schedule(o.schedule);

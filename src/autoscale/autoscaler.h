@@ -44,6 +44,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "model/cluster.h"
+#include "sched/snapshot.h"
 
 namespace tide::autoscale {
 
@@ -90,7 +91,8 @@ class Autoscaler {
   const AutoscalerOptions& options() const { return *options_; }
 
   // Decides what to buy, release, drain, stop and resize at `now`. Pure;
-  // thread-safe.
+  // thread-safe. (A pass builds its what-if in the memory of the last one's,
+  // if no other pass holds it: a cache that does not change the plan.)
   Result<ScalingPlan> RunOnce(const model::ClusterState& state, Timestamp now) const;
 
  private:
@@ -101,6 +103,7 @@ class Autoscaler {
   // Autoscaler is moved around.
   std::unique_ptr<AutoscalerOptions> options_;
   ExpanderChain chain_;
+  mutable sched::SnapshotSpare spare_;
 };
 
 }  // namespace tide::autoscale

@@ -32,6 +32,12 @@ class IdSet : public absl::flat_hash_set<int64_t> {
 
 struct PassContext {
   PassContext(const model::ClusterState& s, Timestamp t) : state(s), spec(*s.spec), now(t) {}
+  // A sparse what-if's memory goes back to the spare it came from.
+  ~PassContext() {
+    if (spare != nullptr && sparse_ && snap_ != nullptr) spare->Give(std::move(snap_));
+  }
+  PassContext(const PassContext&) = delete;
+  PassContext& operator=(const PassContext&) = delete;
 
   const model::ClusterState& state;
   const model::ClusterSpec& spec;
@@ -64,6 +70,9 @@ struct PassContext {
   // The driver's state index, if it has one synced with the state
   // (model/state_index.h): components read it rather than scan.
   const model::StateIndex* index = nullptr;
+  // Where a sparse what-if's memory is taken from and given back to, kept
+  // by the autoscaler between passes (nullptr: a new one each pass).
+  sched::SnapshotSpare* spare = nullptr;
   // The pending jobs' demands, in queue order beside `pending`: made in the
   // same scan, in memory order, so that coverage walks this compact array
   // rather than 100,000 jobs in queue order. Coverage consumes it.

@@ -134,14 +134,18 @@ void BuildSparseWhatIf(const PassContext& ctx) {
   const model::ClusterSpec& spec = ctx.spec;
   const model::StateIndex* x = ctx.index;
   const std::vector<model::Job>& jobs = ctx.state.jobs;
-  auto owned = std::make_unique<sched::CapacitySnapshot>(static_cast<int>(spec.pools.size()),
-                                                          std::max(1, spec.MaxGpusPerNode()));
+  const int num_pools = static_cast<int>(spec.pools.size()), max_gpus = std::max(1, spec.MaxGpusPerNode());
+  std::unique_ptr<sched::CapacitySnapshot> owned;
+  if (ctx.spare != nullptr) owned = ctx.spare->Take();  // the last pass's, made anew
+  if (owned == nullptr || owned->num_pools() != num_pools || owned->max_gpus_per_node() != max_gpus) {
+    owned = std::make_unique<sched::CapacitySnapshot>(num_pools, max_gpus);
+  }
   sched::CapacitySnapshot& snap = *owned;
   // Every node has a slot at its position; the ready and booting ones without
   // notice that have a GPU free are filled in now, and a busy one when a step
   // first asks for it (SlotOf). Slots stay in id order, so best fit chooses
   // as it would among them all, and a full node could hold nothing anyway.
-  snap.AddAbsent(static_cast<int>(ctx.state.nodes.size()));
+  snap.ResetAbsent(static_cast<int>(ctx.state.nodes.size()));
   auto fill = [&](size_t pos) {
     if (!ctx.InSparseWhatIf(pos)) return;
     const auto& n = x->node(pos);

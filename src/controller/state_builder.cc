@@ -224,6 +224,7 @@ Built BuildState(const config::Config& config, const std::vector<Slot>& slots, c
     s.jobs.push_back(std::move(job));
   }
   std::sort(s.arrivals.begin(), s.arrivals.end(), [](const auto& a, const auto& c) { return a.at < c.at; });
+  model::SetArrivalsBefore(&s.arrivals);
 
   s.pools.resize(config.cluster.pools.size());
   for (const auto& [pool, since] : memory->pool_unavailable) {

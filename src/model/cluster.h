@@ -320,6 +320,10 @@ struct ClusterState {
   struct Arrival {
     Timestamp at;
     int gpus;
+    // The GPUs of every arrival before this one that the driver logged, or
+    // -1 if it does not count them (then no entry has it): the GPUs of a
+    // run of entries are then two reads, not a walk (SetArrivalsBefore below).
+    int64_t before = -1;
   };
   std::vector<Arrival> arrivals;
   const MetricsView* metrics = nullptr;
@@ -335,6 +339,15 @@ struct ClusterState {
 // its last checkpoint), at `t`: through state.progress when the driver has one.
 double ProgressOf(const ClusterState& state, const Job& job, Timestamp t);
 double UnsavedWorkOf(const ClusterState& state, const Job& job, Timestamp t);
+
+// Sets `before` of every arrival (oldest first) to the GPUs of those before it.
+inline void SetArrivalsBefore(std::vector<ClusterState::Arrival>* arrivals) {
+  int64_t before = 0;
+  for (auto& a : *arrivals) {
+    a.before = before;
+    before += a.gpus;
+  }
+}
 
 }  // namespace tide::model
 

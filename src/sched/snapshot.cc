@@ -66,6 +66,7 @@ int CapacitySnapshot::AddNode(model::NodeId id, int pool, int gpus, int free) {
 
 void CapacitySnapshot::Fill(int slot, model::NodeId id, int pool, int gpus, int free) {
   nodes_[slot] = {id, pool, gpus, free};
+  if (track_filled_) filled_.push_back(slot);
   // A full node is in no level: best fit never looks for 0 free GPUs, and
   // most nodes of a busy cluster are full.
   if (free > 0) {
@@ -81,6 +82,30 @@ void CapacitySnapshot::AddAbsent(int count) {
   nodes_.resize(nodes_.size() + static_cast<size_t>(std::max(0, count)), NodeEntry{kAbsentId, 0, 0, 0});
   // Room in the levels for every slot there is now.
   if (const size_t words = (nodes_.size() + 63) / 64; words > stride_) Restride(words);
+}
+
+void CapacitySnapshot::ResetAbsent(int count) {
+  assert(open_forks_ == 0);
+  // Every slot with a GPU free was filled since the last reset (a fork that
+  // dropped a node left its slot past the end, or refilled it).
+  for (const int slot : filled_) {
+    if (slot >= size() || absent(slot)) continue;
+    NodeEntry& n = nodes_[slot];
+    if (n.free > 0) LevelErase(n.pool * (max_level_ + 1) + n.free, slot);
+    n = NodeEntry{kAbsentId, 0, 0, 0};
+  }
+  filled_.clear();
+  track_filled_ = true;
+  // Slots past `count` were filled (templates) and are absent now.
+  nodes_.resize(static_cast<size_t>(std::max(0, count)), NodeEntry{kAbsentId, 0, 0, 0});
+  if (const size_t words = (nodes_.size() + 63) / 64; words > stride_) Restride(words);
+  for (auto& m : level_meta_) m = LevelMeta{};
+  std::fill(slots_.begin(), slots_.end(), 0);
+  std::fill(pool_free_.begin(), pool_free_.end(), 0);
+  stale_pools_ = 0;
+  nonempty_pools_ = 0;
+  total_free_ = 0;
+  journal_.clear();
 }
 
 void CapacitySnapshot::Materialize(int slot, model::NodeId id, int pool, int gpus, int free) {

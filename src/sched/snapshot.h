@@ -13,7 +13,9 @@
 #define TIDE_SCHED_SNAPSHOT_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -78,6 +80,12 @@ class CapacitySnapshot {
   // order this way without reading the many it never touches.
   void AddAbsent(int count);
   bool absent(int slot) const { return nodes_[slot].id == kAbsentId; }
+  // Makes this snapshot what a new one given AddAbsent(count) would be,
+  // keeping its memory: a pass builds its what-if in the last one's. Only
+  // the slots filled since the last reset are read. Outside any fork.
+  void ResetAbsent(int count);
+  int num_pools() const { return num_pools_; }
+  int max_gpus_per_node() const { return max_level_; }
   // Fills absent slot `slot` with a node, as AddNode would have. It is not
   // undone by a fork: it only says what is there.
   void Materialize(int slot, model::NodeId id, int pool, int gpus, int free);
@@ -226,6 +234,28 @@ class CapacitySnapshot {
   std::vector<int64_t> pool_free_;
   int open_forks_ = 0;
   std::vector<Change> journal_;
+  // Once ResetAbsent has been called: the slots filled since, for the next.
+  bool track_filled_ = false;
+  std::vector<int> filled_;
+};
+
+// One snapshot's memory, kept between uses: a user takes it (nothing, if it
+// was never given or another user holds it), makes it anew (ResetAbsent)
+// and gives it back. Users on several threads each get it or nothing.
+class SnapshotSpare {
+ public:
+  SnapshotSpare() = default;
+  SnapshotSpare(SnapshotSpare&& o) noexcept : held_(o.held_.exchange(nullptr)) {}
+  SnapshotSpare& operator=(SnapshotSpare&& o) noexcept {
+    Give(o.Take());
+    return *this;
+  }
+  ~SnapshotSpare() { delete held_.load(); }
+  std::unique_ptr<CapacitySnapshot> Take() { return std::unique_ptr<CapacitySnapshot>(held_.exchange(nullptr)); }
+  void Give(std::unique_ptr<CapacitySnapshot> s) { delete held_.exchange(s.release()); }
+
+ private:
+  std::atomic<CapacitySnapshot*> held_{nullptr};
 };
 
 }  // namespace tide::sched

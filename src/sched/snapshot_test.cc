@@ -153,6 +153,83 @@ TEST(CapacitySnapshotTest, SlotsEqualTheSumOverNodesThroughEveryChange) {
   check(-1);
 }
 
+// A what-if built in the memory of the last (ResetAbsent) answers as one
+// built new: the same counts and the same placements, through the same
+// fills, templates, takes, gives and forks, however many slots each had.
+TEST(CapacitySnapshotTest, ResetAbsentAnswersAsANewSnapshot) {
+  Rng rng(29);
+  CapacitySnapshot reused(3, 8);
+  for (int round = 0; round < 60; ++round) {
+    const int count = static_cast<int>(rng.UniformInt(0, round % 3 == 0 ? 300 : 40));
+    reused.ResetAbsent(count);
+    CapacitySnapshot fresh(3, 8);
+    fresh.AddAbsent(count);
+    std::vector<std::unique_ptr<CapacitySnapshot::Fork>> forks[2];
+    auto check = [&](int step) {
+      ASSERT_EQ(reused.size(), fresh.size()) << "round " << round << " step " << step;
+      ASSERT_EQ(reused.total_free(), fresh.total_free()) << "round " << round << " step " << step;
+      for (int p = 0; p < 3; ++p) ASSERT_EQ(reused.pool_free(p), fresh.pool_free(p));
+      for (int slot = 0; slot < fresh.size(); ++slot) {
+        ASSERT_EQ(reused.absent(slot), fresh.absent(slot)) << "slot " << slot;
+        if (!fresh.absent(slot)) ASSERT_EQ(reused.free(slot), fresh.free(slot)) << "slot " << slot;
+      }
+      for (PoolMask pools = 1; pools < 8; ++pools) {
+        for (int g = 1; g <= 8; ++g) ASSERT_EQ(reused.Slots(pools, g), fresh.Slots(pools, g));
+      }
+    };
+    for (int step = 0; step < 300; ++step) {
+      const int op = static_cast<int>(rng.UniformInt(0, 9));
+      const int size = fresh.size();
+      if (op <= 2 && size > 0) {  // fill an absent slot
+        const int slot = static_cast<int>(rng.UniformInt(0, size - 1));
+        const int gpus = static_cast<int>(rng.UniformInt(1, 8)), pool = static_cast<int>(rng.UniformInt(0, 2));
+        const int free = static_cast<int>(rng.UniformInt(0, gpus));
+        if (!fresh.absent(slot)) continue;
+        for (CapacitySnapshot* s : {&reused, &fresh}) s->Materialize(slot, step, pool, gpus, free);
+      } else if (op == 3) {  // a template for a node bought this pass
+        const int pool = static_cast<int>(rng.UniformInt(0, 2));
+        for (CapacitySnapshot* s : {&reused, &fresh}) s->AddNode(-step, pool, 8, 8);
+      } else if (op <= 5 && size > 0) {
+        const int slot = static_cast<int>(rng.UniformInt(0, size - 1));
+        if (fresh.absent(slot)) continue;
+        const bool take = rng.Bernoulli(0.5);
+        const int room = take ? fresh.free(slot) : fresh.gpus(slot) - fresh.free(slot);
+        if (room == 0) continue;
+        const int k = static_cast<int>(rng.UniformInt(1, room));
+        for (CapacitySnapshot* s : {&reused, &fresh}) take ? s->Take(slot, k) : s->Give(slot, k);
+      } else if (op <= 7) {
+        const int g = static_cast<int>(rng.UniformInt(1, 4));
+        const PoolMask pools = static_cast<PoolMask>(rng.UniformInt(1, 7));
+        const int64_t fit = fresh.Slots(pools, g);
+        if (fit == 0) continue;
+        const int w = static_cast<int>(std::min<int64_t>(fit, rng.UniformInt(1, 5)));
+        std::vector<SlotShare> a, b;
+        reused.Place(pools, g, w, &a);
+        fresh.Place(pools, g, w, &b);
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+          ASSERT_EQ(a[i].slot, b[i].slot) << "round " << round << " step " << step;
+          ASSERT_EQ(a[i].workers, b[i].workers);
+        }
+      } else if (op == 8 && forks[0].size() < 3) {
+        forks[0].push_back(std::make_unique<CapacitySnapshot::Fork>(&reused));
+        forks[1].push_back(std::make_unique<CapacitySnapshot::Fork>(&fresh));
+      } else if (!forks[0].empty()) {
+        const bool commit = rng.Bernoulli(0.5);
+        for (auto& f : forks) {
+          if (commit) f.back()->Commit();
+          f.pop_back();
+        }
+      }
+      if (rng.Bernoulli(0.1)) check(step);
+    }
+    for (auto& f : forks) {
+      while (!f.empty()) f.pop_back();
+    }
+    check(-1);
+  }
+}
+
 // A snapshot kept between passes (sched/kept_capacity.h) has nodes replaced
 // and erased in place. Through random changes it answers as a snapshot made
 // afresh of the same nodes: the same counts, and best fit picks the same node.

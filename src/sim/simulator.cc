@@ -173,7 +173,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       const auto& cons = policy_.autoscaler.consolidation;
       if (policy_.autoscaler.forecast.enabled || (cons.enabled && cons.headroom_window.count() > 0)) {
         auto& arr = state_.arrivals;
-        arr.push_back({job.spec.submit, job.spec.gpus()});
+        arr.push_back({job.spec.submit, job.spec.gpus(), arr.empty() ? 0 : arr.back().before + arr.back().gpus});
         // Keep what the forecast looks back over, plus a day. `keep` only
         // moves on, so the leading run of arrivals older than it only grows:
         // counted on from where it was, not from the front each time.

@@ -21,15 +21,23 @@ std::optional<double> Forecast::Expected(const model::ClusterState& state, Times
   const auto& arr = state.arrivals;
   *days_used = 0;
   if (arr.empty()) return std::nullopt;
+  // With the driver's counts, a day's GPUs are the difference of two; the
+  // sums are of whole numbers, so exactly those of the walk without them.
+  const bool counted = arr.front().before >= 0;
+  auto by_time = [](const model::ClusterState::Arrival& a, Timestamp x) { return a.at < x; };
+  auto before = [&](auto it) { return it == arr.end() ? arr.back().before + arr.back().gpus : it->before; };
   double total = 0;
   for (int d = 1; d <= o_.days; ++d) {
     const Timestamp from = t - Hours(24) * d;
     if (from < arr.front().at) break;  // no history that far back
     if (Weekend(from) != Weekend(t)) continue;
     const Timestamp to = from + horizon;
-    auto lo = std::lower_bound(arr.begin(), arr.end(), from,
-                               [](const model::ClusterState::Arrival& a, Timestamp x) { return a.at < x; });
-    for (auto it = lo; it != arr.end() && it->at < to; ++it) total += it->gpus;
+    auto lo = std::lower_bound(arr.begin(), arr.end(), from, by_time);
+    if (counted) {
+      total += static_cast<double>(before(std::lower_bound(lo, arr.end(), to, by_time)) - before(lo));
+    } else {
+      for (auto it = lo; it != arr.end() && it->at < to; ++it) total += it->gpus;
+    }
     ++*days_used;
   }
   if (*days_used < o_.min_days) return std::nullopt;

@@ -6,6 +6,7 @@
 
 #include "autoscale/coverage.h"
 #include "autoscale/schedule/cron.h"
+#include "core/rng.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/state_index.h"
@@ -56,6 +57,34 @@ TEST_F(ExpectedTest, MeanOfTheSameWindowOnPreviousDays) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(days_, 4);
   EXPECT_DOUBLE_EQ(*e, (8 + 16 + 0 + 24) / 4.0);
+}
+
+// A driver that counts the GPUs before each arrival gets the same forecast
+// as one that does not, after the front of its log was dropped too.
+TEST_F(ExpectedTest, CountsBeforeEachArrivalGiveTheSameForecast) {
+  Rng rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    state_.arrivals.clear();
+    Timestamp at = When(0, 0);
+    const Timestamp last = When(static_cast<int>(rng.UniformInt(7, 12)), 0);  // a window may reach past it
+    while (at < last) {
+      at += Seconds(rng.UniformInt(0, 1800));
+      state_.arrivals.push_back({at, static_cast<int>(rng.UniformInt(0, 64))});
+    }
+    model::ClusterState counted = state_;
+    model::SetArrivalsBefore(&counted.arrivals);
+    const size_t dropped = static_cast<size_t>(rng.UniformInt(0, 100));
+    for (auto* arr : {&state_.arrivals, &counted.arrivals}) arr->erase(arr->begin(), arr->begin() + dropped);
+    const Timestamp t = When(8, 0) + Seconds(rng.UniformInt(0, 4 * 86400));
+    const Duration horizon = Seconds(rng.UniformInt(1, 7200));
+    const ForecastOptions o = Enabled(static_cast<int>(rng.UniformInt(1, 7)), 1);
+    const auto want = Expected(o, t, horizon);
+    const int want_days = days_;
+    const auto got = Forecast(o, Seconds(60)).Expected(counted, t, horizon, &days_);
+    ASSERT_EQ(got.has_value(), want.has_value()) << "trial " << trial;
+    EXPECT_EQ(days_, want_days);
+    if (want) EXPECT_EQ(*got, *want) << "trial " << trial;  // the same sums, to the bit
+  }
 }
 
 TEST_F(ExpectedTest, OnlyTheLastDaysAndScaled) {
