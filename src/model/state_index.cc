@@ -295,6 +295,25 @@ void StateIndex::CountOutOfOrder() {
   // Called once every node was read (Build, the end of Sync): no placeholder is left.
   // Small ids (the simulator numbers its nodes from 1) index a table. Its
   // entries for ids gone are left as they were: NodePos checks each answer.
+  // When the ids were in order in a table and only those from a position
+  // on changed (nodes erased, appended or read anew there), the ones before
+  // are as they were: only the rest is counted and entered.
+  const size_t from = dense_ && out_of_order_ == 0 ? std::min(ids_from_, nodes_.size()) : 0;
+  ids_from_ = SIZE_MAX;
+  if (from > 0) {
+    NodeId top = -1;
+    for (size_t i = from; i < nodes_.size(); ++i) {
+      const NodeId id = nodes_[i].id;
+      out_of_order_ += id <= nodes_[i - 1].id;
+      top = id < 0 ? kDenseNodeIds : std::max(top, id);
+    }
+    if (out_of_order_ == 0 && top < kDenseNodeIds) {
+      if (top >= 0 && static_cast<size_t>(top) >= pos_by_id_.size()) pos_by_id_.resize(static_cast<size_t>(top) + 1, -1);
+      for (size_t i = from; i < nodes_.size(); ++i) pos_by_id_[static_cast<size_t>(nodes_[i].id)] = static_cast<int>(i);
+      ids_changed_ = false;
+      return;
+    }
+  }
   out_of_order_ = 0;
   NodeId top = -1;
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -382,6 +401,7 @@ void StateIndex::TouchJob(size_t pos) {
 void StateIndex::TouchNode(size_t pos) {
   dirty_ = true;
   if (pos >= nodes_.size()) {
+    ids_from_ = std::min(ids_from_, nodes_.size());
     nodes_.resize(pos + 1);  // kTerminated: in no set until read
     node_touched_.resize(pos + 1, 0);
     ids_changed_ = true;
@@ -417,6 +437,7 @@ void StateIndex::RemoveNode(size_t pos) {
   Place(&nodes_[pos], nullptr);
   Log({static_cast<uint32_t>(pos), true});
   ids_changed_ = true;
+  ids_from_ = std::min(ids_from_, pos);
   for (PosSet* s : {&ready_free_, &booting_, &booting_free_, &noticed_, &idle_, &staying_}) s->EraseShift(pos);
   nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(pos));
   node_touched_.erase(node_touched_.begin() + static_cast<std::ptrdiff_t>(pos));
@@ -459,7 +480,10 @@ void StateIndex::Sync(const ClusterState& state) {
     if (now == nodes_[pos]) continue;
     Leave(nodes_[pos], pos);
     Place(&nodes_[pos], &now);
-    ids_changed_ |= now.id != nodes_[pos].id;
+    if (now.id != nodes_[pos].id) {
+      ids_changed_ = true;
+      ids_from_ = std::min<size_t>(ids_from_, pos);
+    }
     nodes_[pos] = now;
     Enter(now, pos);
     Log({pos, false});

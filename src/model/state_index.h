@@ -425,6 +425,7 @@ class StateIndex {
   bool pool_negative_ = false;  // a node read had a negative pool
   int out_of_order_ = 0;  // positions whose node id is not above the one before
   bool ids_changed_ = false;  // since out_of_order_ was counted
+  size_t ids_from_ = SIZE_MAX;  // no position before it changed its id since
   bool dirty_ = true;  // touched since the last Sync
 
   friend const StateIndex* IndexFor(const ClusterState& state);

@@ -41,17 +41,17 @@ Simulator::Simulator(const model::ClusterSpec* spec, autoscale::PolicyProfile po
 // A node or job found here may be changed by the caller: the index reads it
 // again at its next Sync.
 Node* Simulator::FindNode(model::NodeId id) {
-  auto it = node_index_.find(id);
-  if (it == node_index_.end()) return nullptr;
-  index_.TouchNode(it->second);
-  return &state_.nodes[it->second];
+  const int64_t pos = node_index_.Find(id);
+  if (pos < 0) return nullptr;
+  index_.TouchNode(static_cast<size_t>(pos));
+  return &state_.nodes[static_cast<size_t>(pos)];
 }
 
 Job* Simulator::FindJob(model::JobId id) {
-  auto it = job_index_.find(id);
-  if (it == job_index_.end()) return nullptr;
-  index_.TouchJob(it->second);
-  return &state_.jobs[it->second];
+  const int64_t pos = job_index_.Find(id);
+  if (pos < 0) return nullptr;
+  index_.TouchJob(static_cast<size_t>(pos));
+  return &state_.jobs[static_cast<size_t>(pos)];
 }
 
 void Simulator::TouchJob(const Job& job) { index_.TouchJob(static_cast<size_t>(&job - state_.jobs.data())); }
@@ -67,13 +67,13 @@ Status Simulator::SyncIndex() {
 }
 
 void Simulator::RemoveJob(model::JobId id) {
-  const size_t i = job_index_.at(id);
+  const size_t i = job_index_.At(id);
   index_.RemoveJob(i);
-  job_index_.erase(id);
+  job_index_.Erase(id);
   if (i + 1 != state_.jobs.size()) {
     state_.jobs[i] = std::move(state_.jobs.back());
     current_run_[i] = current_run_.back();
-    job_index_[state_.jobs[i].id] = i;
+    job_index_.Set(state_.jobs[i].id, i);
   }
   state_.jobs.pop_back();
   current_run_.pop_back();
@@ -85,11 +85,11 @@ void Simulator::RemoveJob(model::JobId id) {
 // Nodes stay in id order (creation order), which the decision core's passes
 // find already sorted.
 void Simulator::RemoveNode(model::NodeId id) {
-  const size_t i = node_index_.at(id);
+  const size_t i = node_index_.At(id);
   index_.RemoveNode(i);
-  node_index_.erase(id);
+  node_index_.Erase(id);
   state_.nodes.erase(state_.nodes.begin() + static_cast<std::ptrdiff_t>(i));
-  for (size_t k = i; k < state_.nodes.size(); ++k) node_index_[state_.nodes[k].id] = k;
+  for (size_t k = i; k < state_.nodes.size(); ++k) node_index_.Set(state_.nodes[k].id, k);
 }
 
 void Simulator::Log(Timestamp now, std::string_view kind, std::string_view text) {
@@ -185,7 +185,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
           old = 0;
         }
       }
-      job_index_[job.id] = state_.jobs.size();
+      job_index_.Set(job.id, state_.jobs.size());
       index_.TouchJob(state_.jobs.size());
       state_.jobs.push_back(std::move(job));
       current_run_.emplace_back();
@@ -462,7 +462,7 @@ void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration s
                            PhasesFor(job, job.Workers()));
   runs_[job.id] = RunRecord{sj.segments, {}};
   metrics_.RunChanged(job.id);
-  current_run_[job_index_.at(job.id)] = sj.segments.back();
+  current_run_[job_index_.At(job.id)] = sj.segments.back();
   job.state = JobState::kRunning;
   job.progress = progress0;
   job.expected_end = sj.segments.back().EndTime();
@@ -674,7 +674,7 @@ void Simulator::CreateNode(int pool, Timestamp now, bool forecast) {
     storage_.Start(n.id, now);
     ScheduleStorage();
   }
-  node_index_[n.id] = state_.nodes.size();
+  node_index_.Set(n.id, state_.nodes.size());
   index_.TouchNode(state_.nodes.size());
   state_.nodes.push_back(std::move(n));
   ++result_.nodes_bought;

@@ -22,7 +22,10 @@
 #ifndef TIDE_SIM_SIMULATOR_H_
 #define TIDE_SIM_SIMULATOR_H_
 
+#include <algorithm>
 #include <array>
+#include <cassert>
+#include <cstdint>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -220,11 +223,34 @@ class Simulator {
   model::ClusterState state_;
   Progress progress_{this};
   model::StateIndex index_;  // of state_: what the decision core would otherwise scan for
-  absl::flat_hash_map<model::JobId, size_t> job_index_;
+  // Positions in the state by id. The simulator numbers jobs and nodes from
+  // 1 in order, so a table, not a hash map: a node erased moves every later
+  // one down a position, and each is written again.
+  class Positions {
+   public:
+    // The position of `id`, or -1.
+    int64_t Find(int64_t id) const {
+      return id >= 0 && static_cast<size_t>(id) < pos_.size() ? pos_[static_cast<size_t>(id)] : -1;
+    }
+    size_t At(int64_t id) const {
+      const int64_t p = Find(id);
+      assert(p >= 0);
+      return static_cast<size_t>(p);
+    }
+    void Set(int64_t id, size_t pos) {
+      if (static_cast<size_t>(id) >= pos_.size()) pos_.resize(std::max(pos_.size() * 2, static_cast<size_t>(id) + 1), -1);
+      pos_[static_cast<size_t>(id)] = static_cast<int32_t>(pos);
+    }
+    void Erase(int64_t id) { pos_[static_cast<size_t>(id)] = -1; }
+
+   private:
+    std::vector<int32_t> pos_;
+  };
+  Positions job_index_;
   // The current segment of each job in state_.jobs, at the same index (empty
   // unless running): what RefreshJobs reads, in one pass over memory.
   std::vector<std::optional<JobRun>> current_run_;
-  absl::flat_hash_map<model::NodeId, size_t> node_index_;
+  Positions node_index_;
   absl::flat_hash_map<model::NodeId, size_t> bill_;  // node -> ledger handle
   absl::flat_hash_map<model::JobId, SimJob> sim_jobs_;
   RunMap runs_;  // what SimMetrics reads
