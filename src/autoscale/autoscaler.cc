@@ -27,6 +27,11 @@ Result<Autoscaler> Autoscaler::Make(AutoscalerOptions o) {
   return Autoscaler(std::move(o), std::move(chain));
 }
 
+// Here, where a pass's scratch lists are a complete type.
+Autoscaler::Autoscaler(Autoscaler&&) noexcept = default;
+Autoscaler& Autoscaler::operator=(Autoscaler&&) noexcept = default;
+Autoscaler::~Autoscaler() = default;
+
 Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timestamp now) const {
   if (state.spec == nullptr) return absl::InvalidArgumentError("ClusterState has no spec");
   const model::ClusterSpec& spec = *state.spec;
@@ -45,6 +50,7 @@ Result<ScalingPlan> Autoscaler::RunOnce(const model::ClusterState& state, Timest
   ScalingPlan plan;
   PassContext ctx(state, now);
   ctx.spare = &spare_;
+  ctx.Reuse(&scratch_);
   IndexState(&ctx);
 
   const ScheduledCapacity schedule(o.schedule);

@@ -80,13 +80,16 @@ struct AutoscalerOptions {
   StorageLoadOptions storage;
 };
 
+struct PassScratch;  // context.h
+
 class Autoscaler {
  public:
   // InvalidArgument if an option is out of range (an unknown expander, say).
   static Result<Autoscaler> Make(AutoscalerOptions options);
 
-  Autoscaler(Autoscaler&&) = default;
-  Autoscaler& operator=(Autoscaler&&) = default;
+  Autoscaler(Autoscaler&&) noexcept;
+  Autoscaler& operator=(Autoscaler&&) noexcept;
+  ~Autoscaler();
 
   const AutoscalerOptions& options() const { return *options_; }
 
@@ -104,6 +107,7 @@ class Autoscaler {
   std::unique_ptr<AutoscalerOptions> options_;
   ExpanderChain chain_;
   mutable sched::SnapshotSpare spare_;
+  mutable Spare<PassScratch> scratch_;
 };
 
 }  // namespace tide::autoscale

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "autoscale/plan.h"
 #include "autoscale/scaleup/estimator.h"
+#include "core/spare.h"
 #include "core/time.h"
 #include "model/cluster.h"
 #include "model/state_index.h"
@@ -30,14 +31,50 @@ class IdSet : public absl::flat_hash_set<int64_t> {
   bool contains(int64_t id) const { return !empty() && absl::flat_hash_set<int64_t>::contains(id); }
 };
 
+// The lists a pass fills, kept from one pass for the next so that their
+// memory is not allocated again (PassContext::Reuse).
+struct PassScratch {
+  std::vector<int> live, min_nodes, max_nodes, extra_nodes;
+  std::vector<const model::Job*> pending, elastic, active;
+  std::vector<Demand> queued, demands;
+};
+
 struct PassContext {
   PassContext(const model::ClusterState& s, Timestamp t) : state(s), spec(*s.spec), now(t) {}
-  // A sparse what-if's memory goes back to the spare it came from.
+  // A sparse what-if's memory, and the lists', go back to the spares they
+  // came from.
   ~PassContext() {
     if (spare != nullptr && sparse_ && snap_ != nullptr) spare->Give(std::move(snap_));
+    if (scratch_spare_ != nullptr) {
+      auto box = scratch_box_ != nullptr ? std::move(scratch_box_) : std::make_unique<PassScratch>();
+      *box = PassScratch{std::move(live),     std::move(min_nodes), std::move(max_nodes),
+                         std::move(extra_nodes), std::move(pending),   std::move(elastic),
+                         std::move(active_),  std::move(queued),    std::move(demands)};
+      scratch_spare_->Give(std::move(box));
+    }
   }
   PassContext(const PassContext&) = delete;
   PassContext& operator=(const PassContext&) = delete;
+  // Fills the lists in the memory of an earlier pass's (emptied), if `from`
+  // holds it, and gives them back to it at the end of the pass.
+  void Reuse(Spare<PassScratch>* from) {
+    scratch_spare_ = from;
+    scratch_box_ = from->Take();
+    if (scratch_box_ == nullptr) return;
+    PassScratch& s = *scratch_box_;
+    for (auto* v : {&s.live, &s.min_nodes, &s.max_nodes, &s.extra_nodes}) v->clear();
+    for (auto* v : {&s.pending, &s.elastic, &s.active}) v->clear();
+    for (auto* v : {&s.queued, &s.demands}) v->clear();
+    live = std::move(s.live);
+    min_nodes = std::move(s.min_nodes);
+    max_nodes = std::move(s.max_nodes);
+    extra_nodes = std::move(s.extra_nodes);
+    pending = std::move(s.pending);
+    elastic = std::move(s.elastic);
+    active_ = std::move(s.active);
+    queued = std::move(s.queued);
+    demands = std::move(s.demands);
+  }
 
   const model::ClusterState& state;
   const model::ClusterSpec& spec;
@@ -204,6 +241,8 @@ struct PassContext {
   }
 
  private:
+  Spare<PassScratch>* scratch_spare_ = nullptr;
+  std::unique_ptr<PassScratch> scratch_box_;
   mutable absl::flat_hash_map<model::JobId, const model::Job*> jobs_;
   // The jobs that hold GPUs: listed by IndexState's scan, or from the index
   // when first asked (most passes never ask).

@@ -292,10 +292,12 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
   }
   queued.resize(left);
   if (ctx->demands.empty()) {
-    ctx->demands = std::move(queued);
+    std::swap(ctx->demands, queued);
   } else {
     ctx->demands.insert(ctx->demands.end(), queued.begin(), queued.end());
   }
+  queued.clear();
+  ctx->queued = std::move(queued);  // its memory, for the next pass (PassScratch)
 }
 
 }  // namespace tide::autoscale

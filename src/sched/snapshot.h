@@ -13,12 +13,11 @@
 #define TIDE_SCHED_SNAPSHOT_H_
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
+#include "core/spare.h"
 #include "model/cluster.h"
 
 namespace tide::sched {
@@ -239,24 +238,8 @@ class CapacitySnapshot {
   std::vector<int> filled_;
 };
 
-// One snapshot's memory, kept between uses: a user takes it (nothing, if it
-// was never given or another user holds it), makes it anew (ResetAbsent)
-// and gives it back. Users on several threads each get it or nothing.
-class SnapshotSpare {
- public:
-  SnapshotSpare() = default;
-  SnapshotSpare(SnapshotSpare&& o) noexcept : held_(o.held_.exchange(nullptr)) {}
-  SnapshotSpare& operator=(SnapshotSpare&& o) noexcept {
-    Give(o.Take());
-    return *this;
-  }
-  ~SnapshotSpare() { delete held_.load(); }
-  std::unique_ptr<CapacitySnapshot> Take() { return std::unique_ptr<CapacitySnapshot>(held_.exchange(nullptr)); }
-  void Give(std::unique_ptr<CapacitySnapshot> s) { delete held_.exchange(s.release()); }
-
- private:
-  std::atomic<CapacitySnapshot*> held_{nullptr};
-};
+// A what-if's memory, kept from one pass for the next (ResetAbsent).
+using SnapshotSpare = Spare<CapacitySnapshot>;
 
 }  // namespace tide::sched
 

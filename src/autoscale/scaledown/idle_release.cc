@@ -30,30 +30,32 @@ void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   const model::ClusterSpec& spec = ctx->spec;
   const Timestamp now = ctx->now;
   const size_t num_pools = spec.pools.size();
-  const std::vector<int> staying = StayingNodes(*ctx);  // nodes that are not on their way out
-  std::vector<std::vector<const model::Node*>> due(num_pools);
-  // Idle nodes are the only ones that may go; with an index only they are read.
-  std::vector<const model::Node*> idle;
-  if (const model::StateIndex* x = ctx->index) {
-    x->idle().ForEach([&](size_t pos) { idle.push_back(&ctx->state.nodes[pos]); });
-  } else {
-    for (const auto& n : ctx->state.nodes) {
-      if (n.state == model::NodeState::kReady && n.idle()) idle.push_back(&n);
-    }
-  }
-  for (const model::Node* np : idle) {
-    const model::Node& n = *np;
+  // By pool, the idle nodes due for release: made when the first is found
+  // (most passes find none, and then count nothing else).
+  std::vector<std::vector<const model::Node*>> due;
+  auto consider = [&](const model::Node& n) {
     const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
-    if (n.state != model::NodeState::kReady || !n.idle() || leaving) continue;
-    if (KeepsIdleNodes(spec.pools[n.pool], options_.release_reserved)) continue;
+    if (n.state != model::NodeState::kReady || !n.idle() || leaving) return;
+    if (KeepsIdleNodes(spec.pools[n.pool], options_.release_reserved)) return;
     const Timestamp deadline = n.idle_since + options_.idle_after;
     if (deadline > now) {
       plan->next_wakeup = std::min(plan->next_wakeup, deadline);
-      continue;
+      return;
     }
-    if (ctx->needed.contains(n.id)) continue;
+    if (ctx->needed.contains(n.id)) return;
+    if (due.empty()) due.resize(num_pools);
     due[n.pool].push_back(&n);
+  };
+  // Idle nodes are the only ones that may go; with an index only they are read.
+  if (const model::StateIndex* x = ctx->index) {
+    x->idle().ForEach([&](size_t pos) { consider(ctx->state.nodes[pos]); });
+  } else {
+    for (const auto& n : ctx->state.nodes) {
+      if (n.state == model::NodeState::kReady && n.idle()) consider(n);
+    }
   }
+  if (due.empty()) return;
+  const std::vector<int> staying = StayingNodes(*ctx);  // nodes that are not on their way out
   for (size_t p = 0; p < num_pools; ++p) {
     auto& nodes = due[p];
     if (nodes.empty()) continue;
