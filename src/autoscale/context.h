@@ -37,6 +37,11 @@ struct PassScratch {
   std::vector<int> live, min_nodes, max_nodes, extra_nodes;
   std::vector<const model::Job*> pending, elastic, active;
   std::vector<Demand> queued, demands;
+  void Clear() {
+    for (auto* v : {&live, &min_nodes, &max_nodes, &extra_nodes}) v->clear();
+    for (auto* v : {&pending, &elastic, &active}) v->clear();
+    for (auto* v : {&queued, &demands}) v->clear();
+  }
 };
 
 struct PassContext {
@@ -46,11 +51,9 @@ struct PassContext {
   ~PassContext() {
     if (spare != nullptr && sparse_ && snap_ != nullptr) spare->Give(std::move(snap_));
     if (scratch_spare_ != nullptr) {
-      auto box = scratch_box_ != nullptr ? std::move(scratch_box_) : std::make_unique<PassScratch>();
-      *box = PassScratch{std::move(live),     std::move(min_nodes), std::move(max_nodes),
-                         std::move(extra_nodes), std::move(pending),   std::move(elastic),
-                         std::move(active_),  std::move(queued),    std::move(demands)};
-      scratch_spare_->Give(std::move(box));
+      if (scratch_box_ == nullptr) scratch_box_ = std::make_unique<PassScratch>();
+      SwapLists(scratch_box_.get());
+      scratch_spare_->Give(std::move(scratch_box_));
     }
   }
   PassContext(const PassContext&) = delete;
@@ -61,19 +64,8 @@ struct PassContext {
     scratch_spare_ = from;
     scratch_box_ = from->Take();
     if (scratch_box_ == nullptr) return;
-    PassScratch& s = *scratch_box_;
-    for (auto* v : {&s.live, &s.min_nodes, &s.max_nodes, &s.extra_nodes}) v->clear();
-    for (auto* v : {&s.pending, &s.elastic, &s.active}) v->clear();
-    for (auto* v : {&s.queued, &s.demands}) v->clear();
-    live = std::move(s.live);
-    min_nodes = std::move(s.min_nodes);
-    max_nodes = std::move(s.max_nodes);
-    extra_nodes = std::move(s.extra_nodes);
-    pending = std::move(s.pending);
-    elastic = std::move(s.elastic);
-    active_ = std::move(s.active);
-    queued = std::move(s.queued);
-    demands = std::move(s.demands);
+    scratch_box_->Clear();
+    SwapLists(scratch_box_.get());
   }
 
   const model::ClusterState& state;
@@ -241,6 +233,18 @@ struct PassContext {
   }
 
  private:
+  // Exchanges the lists this pass fills with `s`'s.
+  void SwapLists(PassScratch* s) {
+    live.swap(s->live);
+    min_nodes.swap(s->min_nodes);
+    max_nodes.swap(s->max_nodes);
+    extra_nodes.swap(s->extra_nodes);
+    pending.swap(s->pending);
+    elastic.swap(s->elastic);
+    active_.swap(s->active);
+    queued.swap(s->queued);
+    demands.swap(s->demands);
+  }
   Spare<PassScratch>* scratch_spare_ = nullptr;
   std::unique_ptr<PassScratch> scratch_box_;
   mutable absl::flat_hash_map<model::JobId, const model::Job*> jobs_;

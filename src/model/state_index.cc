@@ -297,26 +297,13 @@ void StateIndex::CountOutOfOrder() {
   // entries for ids gone are left as they were: NodePos checks each answer.
   // When the ids were in order in a table and only those from a position
   // on changed (nodes erased, appended or read anew there), the ones before
-  // are as they were: only the rest is counted and entered.
+  // are as they were, in order and in the table's range: only the rest is
+  // counted and entered.
   const size_t from = dense_ && out_of_order_ == 0 ? std::min(ids_from_, nodes_.size()) : 0;
   ids_from_ = SIZE_MAX;
-  if (from > 0) {
-    NodeId top = -1;
-    for (size_t i = from; i < nodes_.size(); ++i) {
-      const NodeId id = nodes_[i].id;
-      out_of_order_ += id <= nodes_[i - 1].id;
-      top = id < 0 ? kDenseNodeIds : std::max(top, id);
-    }
-    if (out_of_order_ == 0 && top < kDenseNodeIds) {
-      if (top >= 0 && static_cast<size_t>(top) >= pos_by_id_.size()) pos_by_id_.resize(static_cast<size_t>(top) + 1, -1);
-      for (size_t i = from; i < nodes_.size(); ++i) pos_by_id_[static_cast<size_t>(nodes_[i].id)] = static_cast<int>(i);
-      ids_changed_ = false;
-      return;
-    }
-  }
   out_of_order_ = 0;
   NodeId top = -1;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
+  for (size_t i = from; i < nodes_.size(); ++i) {
     const NodeId id = nodes_[i].id;
     if (i > 0) out_of_order_ += id <= nodes_[i - 1].id;
     top = id < 0 ? kDenseNodeIds : std::max(top, id);
@@ -324,8 +311,8 @@ void StateIndex::CountOutOfOrder() {
   node_pos_.clear();
   dense_ = top < kDenseNodeIds;
   if (dense_) {
-    if (static_cast<size_t>(top) >= pos_by_id_.size()) pos_by_id_.resize(static_cast<size_t>(top) + 1, -1);
-    for (size_t i = 0; i < nodes_.size(); ++i) pos_by_id_[static_cast<size_t>(nodes_[i].id)] = static_cast<int>(i);
+    if (top >= 0 && static_cast<size_t>(top) >= pos_by_id_.size()) pos_by_id_.resize(static_cast<size_t>(top) + 1, -1);
+    for (size_t i = from; i < nodes_.size(); ++i) pos_by_id_[static_cast<size_t>(nodes_[i].id)] = static_cast<int>(i);
   } else if (out_of_order_ > 0) {
     for (size_t i = 0; i < nodes_.size(); ++i) node_pos_[nodes_[i].id] = static_cast<int>(i);
   }
