@@ -37,6 +37,9 @@ struct PassScratch {
   std::vector<int> live, min_nodes, max_nodes, extra_nodes;
   std::vector<const model::Job*> pending, elastic, active;
   std::vector<Demand> queued, demands;
+  // Where the forecast found each day's window in the submission log last
+  // time: hints to start its searches from, so never cleared.
+  std::vector<size_t> forecast_starts;
   void Clear() {
     for (auto* v : {&live, &min_nodes, &max_nodes, &extra_nodes}) v->clear();
     for (auto* v : {&pending, &elastic, &active}) v->clear();
@@ -210,6 +213,8 @@ struct PassContext {
 
   // Pending jobs that still need capacity after the what-if (in queue order).
   std::vector<Demand> demands;
+  // The forecast's search hints, from the last pass if kept (PassScratch).
+  std::vector<size_t> forecast_starts;
   // Nodes pending work is planned onto: idle release keeps them.
   IdSet needed;
   // Nodes this pass drains or evacuates: nothing else may count on them.
@@ -244,6 +249,7 @@ struct PassContext {
     active_.swap(s->active);
     queued.swap(s->queued);
     demands.swap(s->demands);
+    forecast_starts.swap(s->forecast_starts);
   }
   Spare<PassScratch>* scratch_spare_ = nullptr;
   std::unique_ptr<PassScratch> scratch_box_;

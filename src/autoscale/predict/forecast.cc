@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/search.h"
 #include "core/strings.h"
 
 namespace tide::autoscale {
@@ -17,7 +18,7 @@ bool Weekend(Timestamp t) {
 }  // namespace
 
 std::optional<double> Forecast::Expected(const model::ClusterState& state, Timestamp t, Duration horizon,
-                                         int* days_used) const {
+                                         int* days_used, std::vector<size_t>* starts) const {
   const auto& arr = state.arrivals;
   *days_used = 0;
   if (arr.empty()) return std::nullopt;
@@ -27,14 +28,29 @@ std::optional<double> Forecast::Expected(const model::ClusterState& state, Times
   auto by_time = [](const model::ClusterState::Arrival& a, Timestamp x) { return a.at < x; };
   auto before = [&](auto it) { return it == arr.end() ? arr.back().before + arr.back().gpus : it->before; };
   double total = 0;
+  // Each day back starts earlier, so at or before the last day's start.
+  auto later = arr.end();
+  if (starts != nullptr) starts->resize(o_.days, 0);
   for (int d = 1; d <= o_.days; ++d) {
     const Timestamp from = t - Hours(24) * d;
     if (from < arr.front().at) break;  // no history that far back
     if (Weekend(from) != Weekend(t)) continue;
     const Timestamp to = from + horizon;
-    auto lo = std::lower_bound(arr.begin(), arr.end(), from, by_time);
+    // The log is long and a pass moves each start by a few entries: from
+    // the last start, a search is a few looks rather than a cache miss per
+    // halving.
+    decltype(later) lo;
+    if (starts != nullptr) {
+      const size_t hint = std::min<size_t>((*starts)[d - 1], later - arr.begin());
+      lo = LowerBoundNear(arr.begin(), later, arr.begin() + hint, from, by_time);
+      (*starts)[d - 1] = lo - arr.begin();
+    } else {
+      lo = LowerBound(arr.begin(), later, from, by_time);
+    }
+    later = lo;
     if (counted) {
-      total += static_cast<double>(before(std::lower_bound(lo, arr.end(), to, by_time)) - before(lo));
+      // The window is short: its end is a few entries on.
+      total += static_cast<double>(before(GallopLowerBound(lo, arr.end(), to, by_time)) - before(lo));
     } else {
       for (auto it = lo; it != arr.end() && it->at < to; ++it) total += it->gpus;
     }
@@ -68,7 +84,7 @@ void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   const model::NodePool& p = ctx->spec.pools[pool];
   const Duration horizon = o_.horizon ? *o_.horizon : p.boot_delay.Expected() + scan_;
   int days = 0;
-  const auto expected = Expected(ctx->state, now, horizon, &days);
+  const auto expected = Expected(ctx->state, now, horizon, &days, &ctx->forecast_starts);
   if (!expected || *expected <= 0) return;
   ctx->forecast_expects = true;
   // A sparse what-if not built yet has had nothing taken from it: it holds

@@ -16,6 +16,7 @@
 #define TIDE_AUTOSCALE_PREDICT_FORECAST_H_
 
 #include <optional>
+#include <vector>
 
 #include "autoscale/context.h"
 
@@ -36,9 +37,11 @@ class Forecast {
   void Evaluate(PassContext* ctx, ScalingPlan* plan) const;
 
   // GPUs submitted in [t - d*24h, t - d*24h + horizon), averaged over the
-  // similar days of history; nullopt with too little history. For tests.
-  std::optional<double> Expected(const model::ClusterState& state, Timestamp t, Duration horizon,
-                                 int* days_used) const;
+  // similar days of history; nullopt with too little history. `starts`, if
+  // given, holds where each day's window began last time: the searches start
+  // there, and it is updated (it changes the speed, not the answer).
+  std::optional<double> Expected(const model::ClusterState& state, Timestamp t, Duration horizon, int* days_used,
+                                 std::vector<size_t>* starts = nullptr) const;
 
  private:
   const ForecastOptions& o_;

@@ -87,6 +87,42 @@ TEST_F(ExpectedTest, CountsBeforeEachArrivalGiveTheSameForecast) {
   }
 }
 
+TEST_F(ExpectedTest, StartsKeptFromTheLastCallGiveTheSameForecast) {
+  // One list of starts carried through calls as a pass would carry it: the
+  // clock moves on, new arrivals are logged, old ones are dropped from the
+  // front (which moves every position), and the window and day count change.
+  // Each answer must be the one a call without starts gives.
+  Rng rng(23);
+  std::vector<size_t> starts;
+  model::ClusterState counted = state_;
+  Timestamp at = When(0, 0);
+  Timestamp t = When(2, 0);
+  int64_t logged = 0;
+  for (int call = 0; call < 3000; ++call) {
+    while (at < t) {
+      at += Seconds(rng.UniformInt(0, 900));
+      const int gpus = static_cast<int>(rng.UniformInt(0, 64));
+      counted.arrivals.push_back({at, gpus, logged});
+      logged += gpus;
+    }
+    if (rng.Bernoulli(0.01) && counted.arrivals.size() > 10) {
+      const auto drop = static_cast<long>(rng.UniformInt(1, static_cast<int64_t>(counted.arrivals.size()) / 2));
+      counted.arrivals.erase(counted.arrivals.begin(), counted.arrivals.begin() + drop);
+    }
+    if (rng.Bernoulli(0.01)) starts.assign(starts.size(), rng.UniformInt(0, 1000000));  // hints that are all wrong
+    const Duration horizon = Seconds(rng.UniformInt(1, 7200));
+    const ForecastOptions o = Enabled(static_cast<int>(rng.UniformInt(5, 7)), 1);
+    const Forecast f(o, Seconds(60));
+    int want_days = 0, got_days = 0;
+    const auto want = f.Expected(counted, t, horizon, &want_days);
+    const auto got = f.Expected(counted, t, horizon, &got_days, &starts);
+    ASSERT_EQ(got.has_value(), want.has_value()) << "call " << call;
+    ASSERT_EQ(got_days, want_days) << "call " << call;
+    if (want) ASSERT_EQ(*got, *want) << "call " << call;
+    t += Seconds(rng.UniformInt(0, 600));
+  }
+}
+
 TEST_F(ExpectedTest, OnlyTheLastDaysAndScaled) {
   state_.arrivals = {{When(0, 9, 1), 40}, {When(1, 9, 1), 10}, {When(2, 9, 1), 20}, {When(3, 9, 1), 30}};
   ForecastOptions o = Enabled(/*days=*/2);
