@@ -21,6 +21,27 @@ void RescaleFor(const ElasticOptions& o, int reference, int workers, int64_t* gl
 
 namespace {
 
+// The elastic jobs, each read for a few fields (its state, sizes and flags,
+// on four cache lines of a large record). The jobs lie apart in memory, so
+// each job's lines are asked for a few jobs before it is read, rather than
+// waiting on memory job after job.
+void AskAhead(const std::vector<const Job*>& jobs, size_t i) {
+  constexpr size_t kAhead = 6;
+  if (i + kAhead >= jobs.size()) return;
+  const Job& a = *jobs[i + kAhead];
+  __builtin_prefetch(&a.state);
+  __builtin_prefetch(&a.spec.max_workers);
+  __builtin_prefetch(&a.spec.is_protected);
+  __builtin_prefetch(&a.bottleneck);
+}
+template <typename F>
+void ForEachElastic(const std::vector<const Job*>& jobs, F&& f) {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    AskAhead(jobs, i);
+    f(*jobs[i]);
+  }
+}
+
 // GPUs of a ready node's slot free now: unallocated in the live state and
 // not yet taken by a resize earlier in this pass.
 int FreeNow(const PassContext& ctx, int slot) {
@@ -148,8 +169,9 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
     if (!ready_slots) ready_slots = ReadySlots(*ctx);
     return *ready_slots;
   };
-  for (const Job* jp : ctx->elastic) {
-    const Job& j = *jp;
+  for (size_t i = 0; i < ctx->elastic.size(); ++i) {
+    AskAhead(ctx->elastic, i);
+    const Job& j = *ctx->elastic[i];
     // A resize pauses the job to re-rendezvous: protected jobs are left alone.
     if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || j.spec.is_protected ||
         ctx->touched.contains(j.id) || ctx->Freeing(j)) {
@@ -243,13 +265,12 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   // Listed only if some waiting job is left to make room for.
   std::vector<const Job*> shrinkable;
   if (std::any_of(unserved.begin(), unserved.end(), [](const Demand& d) { return d.pending; })) {
-    for (const Job* jp : ctx->elastic) {
-      const Job& j = *jp;
+    ForEachElastic(ctx->elastic, [&](const Job& j) {
       if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected &&
           j.Workers() > j.spec.MinWorkers() && ctx->now >= j.last_resize + e_.cooldown) {
         shrinkable.push_back(&j);
       }
-    }
+    });
   }
   // Shrink elastic jobs for waiting work no pool can be grown for.
   for (const Demand& d : unserved) {
@@ -295,14 +316,13 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   // Grow into free capacity on running nodes when nothing is waiting for it.
   if (!ctx->demands.empty() || !unserved.empty()) return;
   std::vector<const Job*> growable;
-  for (const Job* jp : ctx->elastic) {
-    const Job& j = *jp;
+  ForEachElastic(ctx->elastic, [&](const Job& j) {
     if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected && !j.bottleneck &&
         !ctx->touched.contains(j.id) &&
         !ctx->Freeing(j) && j.Workers() < j.spec.MaxWorkers()) {
       growable.push_back(&j);
     }
-  }
+  });
   std::sort(growable.begin(), growable.end(), [](const Job* a, const Job* b) {
     return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
   });
