@@ -73,11 +73,12 @@ void Simulator::RemoveJob(model::JobId id) {
   if (i + 1 != state_.jobs.size()) {
     state_.jobs[i] = std::move(state_.jobs.back());
     current_run_[i] = current_run_.back();
+    sim_jobs_[i] = std::move(sim_jobs_.back());
     job_index_.Set(state_.jobs[i].id, i);
   }
   state_.jobs.pop_back();
   current_run_.pop_back();
-  sim_jobs_.erase(id);
+  sim_jobs_.pop_back();
   runs_.erase(id);
   metrics_.RunChanged(id);
 }
@@ -166,7 +167,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
         return absl::InvalidArgumentError(StrCat("job ", job.spec.name, " has an unknown priority class"));
       }
       job.priority = spec_->priority_classes[job.spec.priority_class].value;
-      SimJob& sj = sim_jobs_[job.id];
+      SimJob& sj = sim_jobs_.emplace_back();
       sj.work = WorkFor(job.spec.runtime, job.spec.phases, job.spec.checkpoint);
       last_arrival_ = e.time;
       ++result_.jobs_total;
@@ -214,7 +215,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
     }
     case EventKind::kJobEnd: {
       Job* j = FindJob(e.a);
-      if (j == nullptr || j->state != JobState::kRunning || sim_jobs_[j->id].epoch != static_cast<uint64_t>(e.b)) {
+      if (j == nullptr || j->state != JobState::kRunning || Sim(j->id).epoch != static_cast<uint64_t>(e.b)) {
         return OkStatus();  // stale: the run changed since
       }
       *changed = true;
@@ -222,7 +223,7 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
     }
     case EventKind::kJobExit: {
       Job* j = FindJob(e.a);
-      if (j == nullptr || j->state != JobState::kStopping || sim_jobs_[j->id].epoch != static_cast<uint64_t>(e.b)) {
+      if (j == nullptr || j->state != JobState::kStopping || Sim(j->id).epoch != static_cast<uint64_t>(e.b)) {
         return OkStatus();
       }
       *changed = true;
@@ -456,11 +457,13 @@ model::JobPhases Simulator::PhasesFor(const Job& job, int workers) const {
 }
 
 void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration startup) {
-  SimJob& sj = sim_jobs_[job.id];
+  SimJob& sj = Sim(job.id);
   ++sj.epoch;
   sj.segments.emplace_back(now, progress0, sj.work, Rate(job, job.Workers()), startup, job.spec.checkpoint,
                            PhasesFor(job, job.Workers()));
-  runs_[job.id] = RunRecord{sj.segments, {}};
+  RunRecord& run = runs_[job.id];  // made anew, in the memory of the last run's if there was one
+  run.segments = sj.segments;
+  run.answers = {};
   metrics_.RunChanged(job.id);
   current_run_[job_index_.At(job.id)] = sj.segments.back();
   job.state = JobState::kRunning;
@@ -470,7 +473,7 @@ void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration s
 }
 
 void Simulator::StartRun(Job& job, Timestamp now) {
-  SimJob& sj = sim_jobs_[job.id];
+  SimJob& sj = Sim(job.id);
   job.started = now;
   if (!job.alloc.empty()) {
     if (const Node* n = FindNode(job.alloc.front().node)) ledger_.AddEgress(spec_->EgressCost(job.spec, n->pool));
@@ -509,7 +512,7 @@ void Simulator::MaybeStartAfterBoot(Timestamp now) {
 // Adds the utilisation-weighted and allocated GPU time of the job's current
 // segments up to `now` to the figures.
 void Simulator::CloseSegments(const Job& job, Timestamp now) {
-  const SimJob& sj = sim_jobs_[job.id];
+  const SimJob& sj = Sim(job.id);
   const double gpus = job.spec.slice_units > 0
                           ? static_cast<double>(job.Workers()) * job.spec.slice_units / 7.0
                           : static_cast<double>(job.Workers()) * job.spec.gpus_per_worker;
@@ -571,7 +574,7 @@ Status Simulator::CompleteJob(model::JobId id, Timestamp now) {
 // Tells a running job to checkpoint and exit; it keeps its GPUs until then.
 void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool cancel) {
   if (job.state != JobState::kRunning) return;
-  SimJob& sj = sim_jobs_[job.id];
+  SimJob& sj = Sim(job.id);
   const JobRun& seg = sj.segments.back();
   CloseSegments(job, now);
   sj.stop_progress = seg.ProgressAt(now);
@@ -592,7 +595,7 @@ void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool ca
 // A stopping job finished its checkpoint: it exits, nothing lost.
 Status Simulator::ExitJob(model::JobId id, Timestamp now) {
   Job* job = FindJob(id);
-  SimJob& sj = sim_jobs_[id];
+  SimJob& sj = Sim(id);
   Attribute(*job, job->started, now);  // the checkpoint it wrote on the way out
   job->saved = sj.stop_progress;
   if (observer_) observer_->OnInterrupt(*job, sj.stop_cause, 0, now);
@@ -611,7 +614,7 @@ Status Simulator::ExitJob(model::JobId id, Timestamp now) {
 // The job's nodes are gone before it could checkpoint: it loses the work
 // since its last completed checkpoint.
 void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
-  SimJob& sj = sim_jobs_[job.id];
+  SimJob& sj = Sim(job.id);
   double progress, saved;
   if (job.state == JobState::kStopping) {
     progress = sj.stop_progress;
@@ -644,7 +647,7 @@ void Simulator::Requeue(Job& job, Timestamp now) {
   job.last_resize = kInfinitePast;
   job.workers_before_resize = 0;
   ++job.restarts;
-  sim_jobs_[job.id].segments.clear();
+  Sim(job.id).segments.clear();
   runs_.erase(job.id);
   metrics_.RunChanged(job.id);
 }
@@ -845,7 +848,7 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
   if (job == nullptr || job->state != JobState::kRunning) {
     return absl::InternalError("plan resizes a job that is not running");
   }
-  const SimJob& sj = sim_jobs_[job->id];
+  const SimJob& sj = Sim(job->id);
   const double progress = sj.segments.back().ProgressAt(now);
   // A job resized while still loading its data goes on loading after the pause.
   const Duration loading_left = std::max(Duration{0}, sj.segments.back().StartupEnd() - now);
@@ -906,7 +909,7 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
   job->started = now;
   job->last_resize = now;
   job->saved = progress;  // an elastic framework re-rendezvouses from its live state
-  sim_jobs_[job->id].segments.clear();
+  Sim(job->id).segments.clear();
   NewSegment(*job, now, progress, options_.world.elastic.resize_pause + loading_left);
   for (const auto& sh : a.resize.remove) MaybeFinishDrain(sh.node, now);
   ++result_.resizes;
@@ -992,7 +995,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
           if (j->spec.is_protected && !evacuate) {
             return absl::InternalError(StrCat("plan stops protected job ", j->spec.name));
           }
-          SimJob& sj = sim_jobs_[id];
+          SimJob& sj = Sim(id);
           const bool cancel = a.kind == autoscale::ActionKind::kReclaim && (a.cancel || sj.reclaims >= 1);
           if (a.kind == autoscale::ActionKind::kReclaim) ++sj.reclaims;
           // tide chose these; a provider reclaim is not tide's disruption.

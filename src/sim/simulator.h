@@ -252,7 +252,9 @@ class Simulator {
   std::vector<std::optional<JobRun>> current_run_;
   Positions node_index_;
   absl::flat_hash_map<model::NodeId, size_t> bill_;  // node -> ledger handle
-  absl::flat_hash_map<model::JobId, SimJob> sim_jobs_;
+  // What the simulator keeps of each job in state_.jobs, at the same index.
+  std::vector<SimJob> sim_jobs_;
+  SimJob& Sim(model::JobId id) { return sim_jobs_[job_index_.At(id)]; }
   RunMap runs_;  // what SimMetrics reads
   SimMetrics metrics_;
   absl::flat_hash_set<model::NodeId> loading_;       // joined, loading from storage
