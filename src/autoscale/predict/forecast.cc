@@ -28,31 +28,39 @@ std::optional<double> Forecast::Expected(const model::ClusterState& state, Times
   auto by_time = [](const model::ClusterState::Arrival& a, Timestamp x) { return a.at < x; };
   auto before = [&](auto it) { return it == arr.end() ? arr.back().before + arr.back().gpus : it->before; };
   double total = 0;
-  // Each day back starts earlier, so at or before the last day's start.
-  auto later = arr.end();
-  if (starts != nullptr) starts->resize(o_.days, 0);
+  auto later = arr.end();  // each day back starts earlier: at or before the last day's start
+  if (starts != nullptr) {
+    // Day d's window begins at (*starts)[d - 1] and ends at
+    // (*starts)[days + d - 1]. Those entries are a day or more old and out
+    // of the cache: all are asked for at once, not one after another.
+    starts->resize(2 * static_cast<size_t>(o_.days), 0);
+    for (const size_t at : *starts) __builtin_prefetch(&arr[std::min(at, arr.size() - 1)]);
+  }
   for (int d = 1; d <= o_.days; ++d) {
     const Timestamp from = t - Hours(24) * d;
     if (from < arr.front().at) break;  // no history that far back
     if (Weekend(from) != Weekend(t)) continue;
     const Timestamp to = from + horizon;
-    // The log is long and a pass moves each start by a few entries: from
-    // the last start, a search is a few looks rather than a cache miss per
-    // halving.
-    decltype(later) lo;
+    // The log is long and a pass moves each window by a few entries: from
+    // where it was, a search is a few looks rather than a cache miss per
+    // halving. The end is looked for as far on as it was last time.
+    decltype(later) lo, hi;
     if (starts != nullptr) {
-      const size_t hint = std::min<size_t>((*starts)[d - 1], later - arr.begin());
-      lo = LowerBoundNear(arr.begin(), later, arr.begin() + hint, from, by_time);
-      (*starts)[d - 1] = lo - arr.begin();
+      size_t& start = (*starts)[d - 1];
+      size_t& end = (*starts)[o_.days + d - 1];
+      lo = LowerBoundNear(arr.begin(), later, arr.begin() + std::min<size_t>(start, later - arr.begin()), from, by_time);
+      hi = LowerBoundNear(lo, arr.end(), lo + std::min<size_t>(std::max(end, start) - start, arr.end() - lo), to, by_time);
+      start = lo - arr.begin();
+      end = hi - arr.begin();
     } else {
       lo = LowerBound(arr.begin(), later, from, by_time);
+      hi = GallopLowerBound(lo, arr.end(), to, by_time);  // the window is short: its end is a few entries on
     }
     later = lo;
     if (counted) {
-      // The window is short: its end is a few entries on.
-      total += static_cast<double>(before(GallopLowerBound(lo, arr.end(), to, by_time)) - before(lo));
+      total += static_cast<double>(before(hi) - before(lo));
     } else {
-      for (auto it = lo; it != arr.end() && it->at < to; ++it) total += it->gpus;
+      for (auto it = lo; it != hi; ++it) total += it->gpus;
     }
     ++*days_used;
   }
