@@ -124,7 +124,22 @@ void AddPrewarmTemplates(const PassContext& ctx, sched::CapacitySnapshot* snap, 
 void GiveBack(const PassContext& ctx, const model::Job& j, sched::CapacitySnapshot* snap) {
   for (const auto& sh : j.alloc) {
     if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-    if (const int slot = ctx.SlotOf(sh.node); slot >= 0) snap->Give(slot, sh.workers * j.spec.gpus_per_worker);
+    const int gpus = sh.workers * j.spec.gpus_per_worker;
+    if (!ctx.sparse()) {
+      if (const int slot = ctx.SlotOf(sh.node); slot >= 0) snap->Give(slot, gpus);
+      continue;
+    }
+    // Sparse: a busy node not in the what-if yet (most of them) is filled in
+    // with the GPUs given back, in one step, rather than filled in as it is
+    // now and then given to. The snapshot ends the same.
+    const int pos = ctx.index->NodePos(sh.node);
+    if (pos < 0 || !ctx.InSparseWhatIf(static_cast<size_t>(pos))) continue;
+    if (snap->absent(pos)) {
+      const auto& n = ctx.index->node(static_cast<size_t>(pos));
+      snap->Materialize(pos, n.id, n.pool, n.gpus, n.free + gpus);
+    } else {
+      snap->Give(pos, gpus);
+    }
   }
 }
 
