@@ -15,6 +15,12 @@ template <typename T>
 class Spare {
  public:
   Spare() = default;
+  // A copy starts with nothing: what is held belongs to one owner.
+  Spare(const Spare&) {}
+  Spare& operator=(const Spare& o) {
+    if (this != &o) Give(nullptr);
+    return *this;
+  }
   Spare(Spare&& o) noexcept : held_(o.held_.exchange(nullptr)) {}
   Spare& operator=(Spare&& o) noexcept {
     Give(o.Take());

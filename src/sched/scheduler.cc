@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -28,8 +29,34 @@ struct Release {
   int gpus;
 };
 
-// GPUs per slot.
-using SlotGpus = std::vector<int>;
+// GPUs per slot, with the slots written listed: every other entry is 0, and
+// Clear makes all of them 0 again without a pass over the array.
+class SlotGpus {
+ public:
+  // An array of at least `size` zeros, in `kept`'s memory if it has some.
+  SlotGpus(std::unique_ptr<SlotGpusMemory> kept, size_t size)
+      : m_(kept != nullptr ? std::move(kept) : std::make_unique<SlotGpusMemory>()) {
+    resize(size);
+  }
+  size_t size() const { return m_->gpus.size(); }
+  void resize(size_t size) {
+    if (m_->gpus.size() < size) m_->gpus.resize(size, 0);
+  }
+  int operator[](size_t slot) const { return m_->gpus[slot]; }
+  int& at(size_t slot) {
+    m_->written.push_back(static_cast<uint32_t>(slot));
+    return m_->gpus[slot];
+  }
+  // Every entry back to 0; the memory, for the next.
+  std::unique_ptr<SlotGpusMemory> Clear() && {
+    for (const uint32_t s : m_->written) m_->gpus[s] = 0;
+    m_->written.clear();
+    return std::move(m_);
+  }
+
+ private:
+  std::unique_ptr<SlotGpusMemory> m_;
+};
 
 // The pool of each slot: the snapshot's, and after its slots those of
 // `extra` (nodes a reservation reads that the snapshot does not hold).
@@ -67,10 +94,12 @@ class Reservation {
       lost += before / g_ - after / g_;
     }
     if (cap_ - lost < w_) return false;
-    for (const auto& sh : shares) free_at_[sh.slot] -= sh.workers * job.spec.gpus_per_worker;
+    for (const auto& sh : shares) free_at_.at(sh.slot) -= sh.workers * job.spec.gpus_per_worker;
     cap_ -= lost;
     return true;
   }
+  // The per-slot array's memory, all 0 again.
+  std::unique_ptr<SlotGpusMemory> Clear() && { return std::move(free_at_).Clear(); }
 
  private:
   PoolMask mask_;
@@ -353,11 +382,11 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
     // only a node with a GPU free when the pass began can have one now (a
     // pass only takes GPUs), and most nodes have none.
     auto slots = [&]() { return static_cast<size_t>(snap.size()) + extra_pools.size(); };
-    SlotGpus free_at(slots(), 0);
+    SlotGpus free_at(free_at_.Take(), slots());
     int64_t cap = 0;
     auto read_free = [&](int s) {
       if (const int f = snap.free(s); f > 0) {
-        free_at[static_cast<size_t>(s)] = f;
+        free_at.at(static_cast<size_t>(s)) = f;
         if (mask & PoolBit(snap.pool(s))) cap += f / g;
       }
     };
@@ -370,15 +399,16 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
       const Timestamp t = release_at(i)->time;
       for (const Release* r; (r = release_at(i)) != nullptr && r->time == t; ++i) {
         const int s = r->slot;
-        if (static_cast<size_t>(s) >= free_at.size()) free_at.resize(slots(), 0);  // a slot made since
+        if (static_cast<size_t>(s) >= free_at.size()) free_at.resize(slots());  // a slot made since
         const bool counts = mask & PoolBit(pool_at(s));
-        int& f = free_at[static_cast<size_t>(s)];
+        int& f = free_at.at(static_cast<size_t>(s));
         if (counts) cap -= f / g;
         f += r->gpus;
         if (counts) cap += f / g;
       }
       if (cap >= w) return Reservation(mask, g, w, t, std::move(free_at), cap, pool_at);
     }
+    free_at_.Give(std::move(free_at).Clear());
     return std::nullopt;
   };
 
@@ -475,6 +505,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
       }
     }
   }
+  if (head) free_at_.Give(std::move(*head).Clear());
   return out;
 }
 

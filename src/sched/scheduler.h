@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "core/spare.h"
 #include "model/cluster.h"
 
 namespace tide::sched {
@@ -51,6 +52,13 @@ struct SchedulerOutput {
 
 class KeptCapacity;
 
+// A reservation's GPUs per slot (scheduler.cc), kept between passes with
+// every entry 0.
+struct SlotGpusMemory {
+  std::vector<int> gpus;
+  std::vector<uint32_t> written;  // the entries a pass wrote, to zero after it
+};
+
 class Scheduler {
  public:
   explicit Scheduler(SchedulerOptions options) : options_(options) {}
@@ -66,6 +74,10 @@ class Scheduler {
 
  private:
   SchedulerOptions options_;
+  // The per-slot array a reservation fills, kept between passes with every
+  // entry 0 (a pass zeroes only those it wrote): a cache of memory, not of
+  // decisions.
+  mutable Spare<SlotGpusMemory> free_at_;
 };
 
 }  // namespace tide::sched

@@ -180,13 +180,19 @@ TEST_F(SchedulerTest, DrainingNodesTakeNothing) {
 TEST(SchedulerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
   const model::ClusterSpec spec = testing::RandomSpec();
   int placed = 0, reserved = 0;
+  // One scheduler per variant that decides on every cluster in turn: what it
+  // keeps between passes (memory only) must not change a decision.
+  std::vector<Scheduler> long_lived;
+  for (int variant = 0; variant < 4; ++variant) {
+    SchedulerOptions o;
+    o.backfill = variant % 2 == 0;
+    o.place_on_provisioning = variant >= 2;
+    long_lived.emplace_back(o);
+  }
   for (uint64_t seed = 1; seed <= 400; ++seed) {
     model::ClusterState state = testing::RandomState(&spec, seed);
     for (int variant = 0; variant < 4; ++variant) {
-      SchedulerOptions o;
-      o.backfill = variant % 2 == 0;
-      o.place_on_provisioning = variant >= 2;
-      const Scheduler scheduler(o);
+      const Scheduler scheduler(long_lived[variant].options());
       state.index = nullptr;
       const SchedulerOutput scanned = scheduler.Schedule(state, At(3600));
       const model::StateIndex index = model::StateIndex::Build(state);
@@ -198,6 +204,7 @@ TEST(SchedulerIndexTest, SameDecisionsWithAndWithoutAnIndex) {
       // And with a kept snapshot (sched/kept_capacity.h; its own test follows it through changes).
       KeptCapacity kept;
       ExpectSameDecisions(scheduler.Schedule(state, At(3600), &kept), scanned, where + ", kept");
+      ExpectSameDecisions(long_lived[variant].Schedule(state, At(3600), &kept), scanned, where + ", long-lived");
       placed += static_cast<int>(scanned.placements.size());
       reserved += scanned.head >= 0;
     }
