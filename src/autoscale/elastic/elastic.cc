@@ -315,13 +315,20 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   }
   // Grow into free capacity on running nodes when nothing is waiting for it.
   if (!ctx->demands.empty() || !unserved.empty()) return;
+  // The jobs that could grow now. One still cooling down from its last
+  // resize or start is only a time to look again (the loop below neither
+  // stops early nor reads the wake-up, so this is as if it were tried there).
   std::vector<const Job*> growable;
   ForEachElastic(ctx->elastic, [&](const Job& j) {
-    if (j.state == JobState::kRunning && j.spec.elastic() && !j.spec.is_protected && !j.bottleneck &&
-        !ctx->touched.contains(j.id) &&
-        !ctx->Freeing(j) && j.Workers() < j.spec.MaxWorkers()) {
-      growable.push_back(&j);
+    if (j.state != JobState::kRunning || !j.spec.elastic() || j.spec.is_protected || j.bottleneck ||
+        j.Workers() >= j.spec.MaxWorkers() || ctx->touched.contains(j.id) || ctx->Freeing(j)) {
+      return;
     }
+    if (ctx->now < j.last_resize + e_.cooldown || ctx->now < j.started + e_.cooldown) {
+      plan->next_wakeup = std::min(plan->next_wakeup, std::max(j.last_resize, j.started) + e_.cooldown);
+      return;
+    }
+    growable.push_back(&j);
   });
   std::sort(growable.begin(), growable.end(), [](const Job* a, const Job* b) {
     return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
@@ -359,10 +366,6 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     work_out_most();
   }
   for (const Job* j : growable) {
-    if (ctx->now < j->last_resize + e_.cooldown || ctx->now < j->started + e_.cooldown) {
-      plan->next_wakeup = std::min(plan->next_wakeup, std::max(j->last_resize, j->started) + e_.cooldown);
-      continue;
-    }
     // Only GPUs paid for anyway: reserved nodes, or nodes busy with other work.
     // An idle on-demand node is better released than kept for growth.
     const sched::PoolMask mask = sched::EligiblePools(ctx->spec, j->spec);
