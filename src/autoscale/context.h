@@ -141,6 +141,11 @@ struct PassContext {
   int SlotOf(model::NodeId id) const;
   // The same for the node at position `pos` of the state.
   int SlotAt(size_t pos) const;
+  // Gives `gpus` to node `id` in the what-if, if it holds the node. Outside
+  // a fork, a busy node a sparse what-if has not filled in yet is filled in
+  // with them in one step, rather than as it is and then given to; the
+  // snapshot ends the same.
+  void GiveTo(model::NodeId id, int gpus) const;
   // The slot of the node at `pos`, which has a GPU free now, without
   // building a sparse what-if: once built, it holds every such node.
   int SlotOfFreeNode(size_t pos) const {
@@ -302,6 +307,22 @@ inline int PassContext::SlotOf(model::NodeId id) const {
   if (!sparse_) return slot_of_.Find(id);
   const int pos = index->NodePos(id);
   return pos < 0 ? -1 : SlotAt(static_cast<size_t>(pos));
+}
+
+inline void PassContext::GiveTo(model::NodeId id, int gpus) const {
+  if (!sparse_) {
+    if (const int slot = slot_of_.Find(id); slot >= 0) Snap().Give(slot, gpus);
+    return;
+  }
+  const int pos = index->NodePos(id);
+  if (pos < 0 || !InSparseWhatIf(static_cast<size_t>(pos))) return;
+  sched::CapacitySnapshot& snap = Snap();
+  if (snap.absent(pos) && !snap.in_fork()) {
+    const auto& n = index->node(static_cast<size_t>(pos));
+    snap.Materialize(pos, n.id, n.pool, n.gpus, n.free + gpus);
+  } else {
+    snap.Give(SlotAt(static_cast<size_t>(pos)), gpus);
+  }
 }
 
 }  // namespace tide::autoscale

@@ -121,25 +121,10 @@ void AddPrewarmTemplates(const PassContext& ctx, sched::CapacitySnapshot* snap, 
 }
 
 // Gives job `j`'s whole GPUs back to the what-if, on the nodes it holds.
-void GiveBack(const PassContext& ctx, const model::Job& j, sched::CapacitySnapshot* snap) {
+void GiveBack(const PassContext& ctx, const model::Job& j) {
   for (const auto& sh : j.alloc) {
     if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-    const int gpus = sh.workers * j.spec.gpus_per_worker;
-    if (!ctx.sparse()) {
-      if (const int slot = ctx.SlotOf(sh.node); slot >= 0) snap->Give(slot, gpus);
-      continue;
-    }
-    // Sparse: a busy node not in the what-if yet (most of them) is filled in
-    // with the GPUs given back, in one step, rather than filled in as it is
-    // now and then given to. The snapshot ends the same.
-    const int pos = ctx.index->NodePos(sh.node);
-    if (pos < 0 || !ctx.InSparseWhatIf(static_cast<size_t>(pos))) continue;
-    if (snap->absent(pos)) {
-      const auto& n = ctx.index->node(static_cast<size_t>(pos));
-      snap->Materialize(pos, n.id, n.pool, n.gpus, n.free + gpus);
-    } else {
-      snap->Give(pos, gpus);
-    }
+    ctx.GiveTo(sh.node, sh.workers * j.spec.gpus_per_worker);
   }
 }
 
@@ -175,7 +160,7 @@ void BuildSparseWhatIf(const PassContext& ctx) {
   // expected end up to the lookahead (the entries say all that is asked of a
   // job until it is given back). The order of giving does not matter: no
   // fork is open.
-  auto give_back = [&](const model::Job& j) { GiveBack(ctx, j, &snap); };
+  auto give_back = [&](const model::Job& j) { GiveBack(ctx, j); };
   x->stopping().ForEach([&](size_t pos) { give_back(jobs[pos]); });
   for (model::JobId id : ctx.stopped_before()) {
     const int pos = x->JobPos(id);
@@ -251,7 +236,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
       }
       if (!freeing) continue;
       ctx->FreeingJob(j.id);
-      GiveBack(*ctx, j, &snap);
+      GiveBack(*ctx, j);
     }
   }
   sched::CapacitySnapshot& snap = ctx->Snap();

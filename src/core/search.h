@@ -8,7 +8,6 @@
 #define TIDE_CORE_SEARCH_H_
 
 #include <cstddef>
-#include <iterator>
 
 namespace tide {
 

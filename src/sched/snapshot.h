@@ -88,6 +88,8 @@ class CapacitySnapshot {
   // Fills absent slot `slot` with a node, as AddNode would have. It is not
   // undone by a fork: it only says what is there.
   void Materialize(int slot, model::NodeId id, int pool, int gpus, int free);
+  // Whether a fork is open (a Materialize then would outlive its undo).
+  bool in_fork() const { return open_forks_ > 0; }
 
   // For a snapshot kept between passes (sched/kept_capacity.h), outside any
   // fork: the node in `slot` becomes the one given; or it is erased, and

@@ -122,7 +122,7 @@ std::vector<model::NodeShare> RemoveWorkers(PassContext* ctx, const Job& j, int 
     if (count == 0) break;
     const int k = std::min(count, sh.workers);
     out.push_back({sh.node, k});
-    if (const int slot = ctx->SlotOf(sh.node); slot >= 0) ctx->Snap().Give(slot, k * j.spec.gpus_per_worker);
+    ctx->GiveTo(sh.node, k * j.spec.gpus_per_worker);
     count -= k;
   }
   return out;

@@ -30,11 +30,15 @@ std::optional<double> Forecast::Expected(const model::ClusterState& state, Times
   double total = 0;
   auto later = arr.end();  // each day back starts earlier: at or before the last day's start
   if (starts != nullptr) {
-    // Day d's window begins at (*starts)[d - 1] and ends at
-    // (*starts)[days + d - 1]. Those entries are a day or more old and out
-    // of the cache: all are asked for at once, not one after another.
+    // Day d's window begins at entry (*starts)[d - 1] and holds
+    // (*starts)[days + d - 1] entries. Its ends are a day or more old and
+    // out of the cache: all are asked for at once, not in turn.
     starts->resize(2 * static_cast<size_t>(o_.days), 0);
-    for (const size_t at : *starts) __builtin_prefetch(&arr[std::min(at, arr.size() - 1)]);
+    for (int d = 0; d < o_.days; ++d) {
+      const size_t start = (*starts)[d], length = (*starts)[o_.days + d];
+      __builtin_prefetch(&arr[std::min(start, arr.size() - 1)]);
+      __builtin_prefetch(&arr[std::min(start + length, arr.size() - 1)]);
+    }
   }
   for (int d = 1; d <= o_.days; ++d) {
     const Timestamp from = t - Hours(24) * d;
@@ -43,15 +47,15 @@ std::optional<double> Forecast::Expected(const model::ClusterState& state, Times
     const Timestamp to = from + horizon;
     // The log is long and a pass moves each window by a few entries: from
     // where it was, a search is a few looks rather than a cache miss per
-    // halving. The end is looked for as far on as it was last time.
+    // halving. The end is looked for as far on as the window was long.
     decltype(later) lo, hi;
     if (starts != nullptr) {
       size_t& start = (*starts)[d - 1];
-      size_t& end = (*starts)[o_.days + d - 1];
+      size_t& length = (*starts)[o_.days + d - 1];
       lo = LowerBoundNear(arr.begin(), later, arr.begin() + std::min<size_t>(start, later - arr.begin()), from, by_time);
-      hi = LowerBoundNear(lo, arr.end(), lo + std::min<size_t>(std::max(end, start) - start, arr.end() - lo), to, by_time);
+      hi = LowerBoundNear(lo, arr.end(), lo + std::min<size_t>(length, arr.end() - lo), to, by_time);
       start = lo - arr.begin();
-      end = hi - arr.begin();
+      length = hi - lo;
     } else {
       lo = LowerBound(arr.begin(), later, from, by_time);
       hi = GallopLowerBound(lo, arr.end(), to, by_time);  // the window is short: its end is a few entries on

@@ -38,9 +38,9 @@ class Forecast {
 
   // GPUs submitted in [t - d*24h, t - d*24h + horizon), averaged over the
   // similar days of history; nullopt with too little history. `starts`, if
-  // given, holds where each day's window began and ended last time: the
-  // searches start there, and it is updated (it changes the speed, not the
-  // answer).
+  // given, holds where each day's window began and how long it was last
+  // time: the searches start there, and it is updated (it changes the speed,
+  // not the answer).
   std::optional<double> Expected(const model::ClusterState& state, Timestamp t, Duration horizon, int* days_used,
                                  std::vector<size_t>* starts = nullptr) const;
 
