@@ -24,6 +24,7 @@
 
 #include "model/cluster.h"
 #include "model/state_index.h"
+#include "sched/eligibility.h"
 #include "sched/snapshot.h"
 
 namespace tide::sched {
@@ -34,6 +35,17 @@ class KeptCapacity {
   // returns it, with no fork open.
   CapacitySnapshot* Sync(const model::ClusterSpec& spec, const model::StateIndex& index);
 
+  // The driver's memo of eligible pools by job shape, kept between passes:
+  // a pass over a queue of a few shapes would otherwise work each out again.
+  // Made anew when asked with another spec (the spec a driver hands in does
+  // not change while it is in use, as EligibilityMemo requires).
+  EligibilityMemo* Eligibility(const model::ClusterSpec& spec) {
+    if (!memo_ || memo_spec_ != &spec) {
+      memo_.emplace(spec);
+      memo_spec_ = &spec;
+    }
+    return &*memo_;
+  }
   // What a node's slot holds: its free GPUs if it is ready, else none.
   static int FreeOf(const model::StateIndex::NodeFacts& n) {
     return n.state == model::NodeState::kReady ? std::clamp(n.free, 0, n.gpus) : 0;
@@ -55,6 +67,8 @@ class KeptCapacity {
   uint64_t seq_ = 0;  // the index's next event, as of the last Sync
   std::optional<CapacitySnapshot> snap_;
   int num_pools_ = 0, max_gpus_ = 0;
+  std::optional<EligibilityMemo> memo_;
+  const model::ClusterSpec* memo_spec_ = nullptr;
   std::vector<int> changed_slots_;  // during a catch-up: slots to read again
   int64_t rebuilds_ = 0, catch_ups_ = 0;
 };

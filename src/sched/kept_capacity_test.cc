@@ -169,5 +169,28 @@ TEST(KeptCapacityTest, ReadsAfreshWhenTheEventsItMissedAreGone) {
   EXPECT_EQ(kept.catch_ups(), 1);
 }
 
+// The memo of eligible pools is the driver's for as long as it hands in one
+// spec, and is made anew for another: masks from one spec never answer for
+// a spec whose pools differ.
+TEST(KeptCapacityTest, KeepsItsEligibilityMemoForOneSpecOnly) {
+  model::ClusterSpec spec = testing::RandomSpec();
+  KeptCapacity kept;
+  EligibilityMemo* memo = kept.Eligibility(spec);
+  EXPECT_EQ(kept.Eligibility(spec), memo);
+  model::JobSpec job;
+  job.gpus_per_worker = 1;
+  job.workers = 1;
+  job.priority_class = spec.default_priority_class;
+  EXPECT_EQ((*memo)(job), EligiblePools(spec, job));
+  // Another spec, with no pool a job may use: the memo must not answer from
+  // the first.
+  model::ClusterSpec other = spec;
+  for (auto& p : other.pools) p.type.gpus = 0;
+  EligibilityMemo* again = kept.Eligibility(other);
+  EXPECT_EQ((*again)(job), EligiblePools(other, job));
+  EXPECT_EQ((*again)(job), PoolMask{0});
+  EXPECT_NE(EligiblePools(spec, job), PoolMask{0});
+}
+
 }  // namespace
 }  // namespace tide::sched

@@ -166,7 +166,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
     pending = PendingInQueueOrder(state, &active);
   }
   if (pending.empty()) return out;
-  EligibilityMemo eligible(spec);
+  std::optional<EligibilityMemo> own_memo;
+  EligibilityMemo& eligible = kept != nullptr ? *kept->Eligibility(spec) : own_memo.emplace(spec);
   // With backfill, a pass in which no waiting job fits now places nothing and
   // reserves nothing (a reservation is worked out only once a later job
   // fits). The index's counts of free GPUs say whether any fits, without a
