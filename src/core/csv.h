@@ -3,7 +3,8 @@
 //
 // It understands RFC 4180 quoting within one physical line, strips a trailing
 // '\r', skips blank lines and lines starting with '#', and accepts a last line
-// without a newline. It holds one line in memory at a time.
+// without a newline. It reads its input in blocks of 64 KiB and holds one of
+// them (and a line longer than what is left of it) at a time.
 #ifndef TIDE_CORE_CSV_H_
 #define TIDE_CORE_CSV_H_
 
@@ -52,13 +53,19 @@ class CsvReader {
 
  private:
   bool ReadLine();
+  // The next physical line, without its '\n', into row_; false at the end.
+  bool NextPhysicalLine();
   Status Split();
 
   std::unique_ptr<std::ifstream> owned_;
   std::istream* in_;
   std::string name_;
   int64_t line_ = 0;
-  std::string buf_;
+  // The block read last, and where its unread part begins and ends.
+  std::vector<char> block_;
+  size_t pos_ = 0, end_ = 0;
+  std::string buf_;      // a line that spans blocks
+  std::string_view row_;  // the current line: into block_ or buf_
   std::vector<std::string> unquoted_;  // storage for fields that needed unquoting
   std::vector<std::string_view> fields_;
   std::vector<std::string> header_;

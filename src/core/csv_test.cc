@@ -1,5 +1,7 @@
 #include "core/csv.h"
 
+#include <bit>
+#include <charconv>
 #include <cstdint>
 #include <fstream>
 #include <optional>
@@ -8,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/rng.h"
 #include "core/status.h"
 #include "core/strings.h"
 #include "gmock/gmock.h"
@@ -137,6 +140,37 @@ TEST(CsvReaderTest, LastLineWithoutNewline) {
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_THAT(*rows, ElementsAre(ElementsAre("1", "2"), ElementsAre("3", "4")));
   EXPECT_EQ(csv.line(), 3);
+}
+
+// The reader takes its input in blocks of 64 KiB: rows that cross a block's
+// end, a line longer than a block, a "\r\n" split between two blocks, and a
+// last line without a newline read as they would from one string, with the
+// right line numbers.
+TEST(CsvReaderTest, RowsAcrossBlocksReadWhole) {
+  for (const bool crlf : {false, true}) {
+    for (const bool final_newline : {false, true}) {
+      std::string text = "a,b\n";
+      std::vector<std::vector<std::string>> want;
+      // Rows of every length from 1 to 300 bytes, past several block ends at
+      // every offset; one row longer than two blocks; quoted rows among them.
+      for (int i = 0; i < 1200; ++i) {
+        const std::string x(static_cast<size_t>(1 + i % 300), static_cast<char>('a' + i % 26));
+        const std::string y = i == 600 ? std::string(150000, 'z') : std::to_string(i);
+        const bool quoted = i % 7 == 0;
+        text += quoted ? StrCat("\"", x, ",\"\"\",", y) : StrCat(x, ",", y);
+        want.push_back({quoted ? StrCat(x, ",\"") : x, y});
+        if (i + 1 < 1200 || final_newline) text += crlf ? "\r\n" : "\n";
+      }
+      std::istringstream in(text);
+      CsvReader csv(&in, "big.csv");
+      ASSERT_TRUE(csv.ReadHeader().ok());
+      auto rows = ReadRows(csv);
+      ASSERT_TRUE(rows.ok()) << Msg(rows.status());
+      ASSERT_EQ(rows->size(), want.size()) << "crlf " << crlf << ", final newline " << final_newline;
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ((*rows)[i], want[i]) << "row " << i;
+      EXPECT_EQ(csv.line(), 1201);
+    }
+  }
 }
 
 TEST(CsvReaderTest, EndIsStable) {
@@ -273,6 +307,33 @@ TEST_F(CsvTypedTest, DoubleParses) {
   v = csv_.Double("duration", "-1e3");
   ASSERT_TRUE(v.ok());
   EXPECT_DOUBLE_EQ(*v, -1000);
+}
+
+// Short decimals are read without from_chars; every one must be the very
+// double from_chars gives (the same bits), and text it refuses is refused.
+TEST_F(CsvTypedTest, DoubleReadsShortDecimalsExactlyAsFromChars) {
+  Rng rng(17);
+  std::vector<std::string> texts = {"0", "-0", "0.85", "5.", ".5", "-.5", "000.100", "123456789012345",
+                                    "1234567890123456", "0.000000000000001", "9007199254740993", "99999.9999999999",
+                                    "1.7976931348623157", "-", ".", "-.", "1..2", "+1", "1e5", "0x10", "", " 1"};
+  for (int i = 0; i < 20000; ++i) {
+    std::string t = rng.Bernoulli(0.3) ? "-" : "";
+    const int before = static_cast<int>(rng.UniformInt(0, 9)), after = static_cast<int>(rng.UniformInt(0, 9));
+    for (int k = 0; k < before; ++k) t += static_cast<char>('0' + rng.UniformInt(0, 9));
+    if (after > 0 || rng.Bernoulli(0.5)) t += '.';
+    for (int k = 0; k < after; ++k) t += static_cast<char>('0' + rng.UniformInt(0, 9));
+    texts.push_back(t);
+  }
+  for (const std::string& t : texts) {
+    double want = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), want);
+    const bool ok = ec == std::errc() && p == t.data() + t.size() && !t.empty();
+    const auto got = csv_.Double("x", t);
+    ASSERT_EQ(got.ok(), ok) << "'" << t << "'";
+    if (ok) {
+      ASSERT_EQ(std::bit_cast<uint64_t>(*got), std::bit_cast<uint64_t>(want)) << "'" << t << "'";
+    }
+  }
 }
 
 TEST_F(CsvTypedTest, DoubleErrorNamesFileLineAndField) {

@@ -142,8 +142,13 @@ Status Simulator::Init() {
 }
 
 Status Simulator::ReadNextJob() {
-  TIDE_ASSIGN_OR_RETURN(next_job_, trace_->Next());
-  if (!next_job_) return OkStatus();
+  // The next job is read into the spec the last one was moved out of.
+  if (!next_job_) next_job_.emplace();
+  TIDE_ASSIGN_OR_RETURN(const bool got, trace_->NextInto(&*next_job_));
+  if (!got) {
+    next_job_.reset();
+    return OkStatus();
+  }
   if (next_job_->submit < t0_) {
     return absl::InvalidArgumentError(StrCat(trace_->Describe(), ": job ", next_job_->name, " is submitted at ",
                                              FormatTimestamp(next_job_->submit), ", before the trace start ",

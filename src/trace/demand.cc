@@ -41,15 +41,25 @@ Result<WorkloadSummary> SummarizeWorkload(TraceReader& reader) {
   return sum.Finish(reader.start());
 }
 
-Result<std::optional<model::JobSpec>> SummarizingReader::Next() {
-  TIDE_ASSIGN_OR_RETURN(auto job, inner_->Next());
-  if (job) {
+void SummarizingReader::Saw(const model::JobSpec* job) {
+  if (job != nullptr) {
     sum_.Add(*job);
   } else if (!ended_) {
     ended_ = true;
     *out_ = sum_.Finish(inner_->start());
   }
+}
+
+Result<std::optional<model::JobSpec>> SummarizingReader::Next() {
+  TIDE_ASSIGN_OR_RETURN(auto job, inner_->Next());
+  Saw(job ? &*job : nullptr);
   return job;
+}
+
+Result<bool> SummarizingReader::NextInto(model::JobSpec* job) {
+  TIDE_ASSIGN_OR_RETURN(const bool got, inner_->NextInto(job));
+  Saw(got ? job : nullptr);
+  return got;
 }
 
 }  // namespace tide::trace

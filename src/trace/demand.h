@@ -53,6 +53,7 @@ class SummarizingReader : public TraceReader {
   SummarizingReader(std::unique_ptr<TraceReader> inner, std::optional<WorkloadSummary>* out)
       : inner_(std::move(inner)), out_(out) {}
   Result<std::optional<model::JobSpec>> Next() override;
+  Result<bool> NextInto(model::JobSpec* job) override;
   Timestamp start() const override { return inner_->start(); }
   std::string Describe() const override { return inner_->Describe(); }
   std::string Notes() const override { return inner_->Notes(); }
@@ -60,6 +61,9 @@ class SummarizingReader : public TraceReader {
  private:
   std::unique_ptr<TraceReader> inner_;
   std::optional<WorkloadSummary>* out_;
+  // Sums up the job just read, or the stream once it ended.
+  void Saw(const model::JobSpec* job);
+
   WorkloadSummarizer sum_;
   bool ended_ = false;
 };

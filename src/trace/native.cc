@@ -52,15 +52,23 @@ class NativeReader final : public TraceReader {
   }
 
   Result<std::optional<model::JobSpec>> Next() override {
+    std::optional<model::JobSpec> job(std::in_place);
+    TIDE_ASSIGN_OR_RETURN(const bool got, NextInto(&*job));
+    if (!got) job.reset();
+    return job;
+  }
+
+  Result<bool> NextInto(model::JobSpec* out) override {
     TIDE_ASSIGN_OR_RETURN(auto row, csv_->Next());
-    if (!row) return std::optional<model::JobSpec>();
+    if (!row) return false;
     const auto& f = *row;
     auto get = [&](Known k) -> std::string_view {
       const int c = Col(k);
       return c < 0 ? std::string_view() : f[c];
     };
-    model::JobSpec job = NewJob(options_);
-    job.name = std::string(get(kJobId));
+    model::JobSpec& job = *out;
+    job = NewJob(options_);
+    job.name.assign(get(kJobId));
     if (job.name.empty()) job.name = StrCat("line", csv_->line());
 
     // submit_time: seconds since the trace start, or an ISO-8601 instant.
@@ -143,9 +151,9 @@ class NativeReader final : public TraceReader {
     if (const auto v = get(kProtected); !v.empty()) {
       TIDE_ASSIGN_OR_RETURN(job.is_protected, csv_->Bool("protected", v));
     }
-    job.team = std::string(get(kTeam));
+    job.team.assign(get(kTeam));
     TIDE_RETURN_IF_ERROR(ReadOptional(get, &job));
-    return std::optional<model::JobSpec>(std::move(job));
+    return true;
   }
 
   Timestamp start() const override { return options_.start; }
@@ -191,7 +199,7 @@ class NativeReader final : public TraceReader {
     TIDE_RETURN_IF_ERROR(share(kTrainUtil, &job->phases.train_util));
     TIDE_RETURN_IF_ERROR(share(kEvalShare, &job->phases.eval_share));
     TIDE_RETURN_IF_ERROR(duration(kCheckpointInterval, &job->checkpoint.interval));
-    job->data_region = std::string(get(kDataRegion));
+    job->data_region.assign(get(kDataRegion));
     for (auto [k, out] : {std::pair{kDataGb, &job->data_gb}, {kOutputGb, &job->output_gb}}) {
       const std::string_view name = KnownColumns()[k];
       if (const auto v = get(k); !v.empty()) {
