@@ -314,20 +314,26 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
   std::vector<Release> sorted;
   // With an index, releases come in time order without a heap: the jobs by
   // expected end, merged with the joining nodes by the time they join.
-  std::optional<absl::btree_set<model::StateIndex::End>::const_iterator> next_end;
+  // A job's record and its shares lie apart, in no order: the job kAhead
+  // ends ahead is asked for memory as each end is read.
+  constexpr int kAhead = 4;
+  std::optional<absl::btree_set<model::StateIndex::End>::const_iterator> next_end, ahead_end;
   std::optional<std::vector<std::pair<Timestamp, size_t>>> joins;  // (time, node position), sorted
   size_t next_join = 0;
   auto indexed_release_at = [&](size_t i) -> const Release* {
+    const auto& ends = idx->ends();
     if (!joins) {
       joins.emplace();
       if (!options_.place_on_provisioning) {
         idx->booting().ForEach([&](size_t p) { joins->emplace_back(std::max(state.nodes[p].ready_at, now), p); });
         std::sort(joins->begin(), joins->end());
       }
+      next_end = ends.begin();
+      ahead_end = ends.begin();
+      for (int k = 0; k < kAhead && *ahead_end != ends.end(); ++k) ++*ahead_end;
     }
-    const auto& ends = idx->ends();
-    if (!next_end) next_end = ends.begin();
     auto& e = *next_end;
+    auto& ahead = *ahead_end;
     while (sorted.size() <= i && (e != ends.end() || next_join < joins->size())) {
       const Timestamp end_at = e != ends.end() ? std::max(e->at, now) : kInfiniteFuture;
       if (next_join < joins->size() && (*joins)[next_join].first <= end_at) {
@@ -335,6 +341,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
         sorted.push_back({at, extra_slot(p), state.nodes[p].gpus});
         continue;
       }
+      if (ahead != ends.end()) __builtin_prefetch(&state.jobs[(ahead++)->pos].alloc);
       const Job& j = state.jobs[(e++)->pos];
       for (const auto& sh : j.alloc) {
         if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
@@ -396,9 +403,10 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
     } else {
       for (int s = 0; s < placeable_slots; ++s) read_free(s);
     }
-    for (size_t i = 0; release_at(i) != nullptr;) {
-      const Timestamp t = release_at(i)->time;
-      for (const Release* r; (r = release_at(i)) != nullptr && r->time == t; ++i) {
+    const Release* r = release_at(0);
+    for (size_t i = 0; r != nullptr;) {
+      const Timestamp t = r->time;
+      for (; r != nullptr && r->time == t; r = release_at(++i)) {
         const int s = r->slot;
         if (static_cast<size_t>(s) >= free_at.size()) free_at.resize(slots());  // a slot made since
         const bool counts = mask & PoolBit(pool_at(s));
