@@ -77,9 +77,8 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
   return slots;
 }
 
-// Eligible ready slots for a job.
-std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& ready, const Job& j) {
-  const sched::PoolMask mask = sched::EligiblePools(ctx.spec, j.spec);
+// The ready slots of the pools in `mask` (a job's eligible pools).
+std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& ready, sched::PoolMask mask) {
   std::vector<int> out;
   for (int s : ready) {
     if (mask & sched::PoolBit(ctx.PoolOfSlot(s))) out.push_back(s);
@@ -89,19 +88,42 @@ std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& r
 
 // Places up to `workers` workers on `slots` using only GPUs free now: the
 // what-if also counts GPUs that stopping or ending jobs give back soon, which
-// a resize cannot use yet. Takes them from the what-if too.
+// a resize cannot use yet. Takes them from the what-if too. Best fit, as
+// CapacitySnapshot::PlaceOnSlots: each worker on the slot with the fewest
+// usable GPUs that still hold it, the lowest slot on a tie. The usable GPUs
+// of each slot (the fewer of the what-if's and those free now) are worked
+// out once, in a list of the slots' own, rather than hidden in the what-if
+// under a fork that would then have to undo it all.
 int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int workers,
                    std::vector<sched::SlotShare>* out) {
   sched::CapacitySnapshot& snap = ctx->Snap();
+  struct Usable {
+    int slot;
+    int free;
+  };
+  std::vector<Usable> usable;
+  usable.reserve(slots.size());
+  for (int s : slots) {
+    const int f = std::min(snap.free(s), std::max(0, FreeNow(*ctx, s)));
+    if (f >= g) usable.push_back({s, f});
+  }
   std::vector<sched::SlotShare> shares;
-  int placed;
-  {
-    sched::CapacitySnapshot::Fork hide(&snap);
-    for (int s : slots) {
-      const int now_free = FreeNow(*ctx, s);
-      if (snap.free(s) > now_free) snap.Take(s, snap.free(s) - std::max(0, now_free));
+  int placed = 0;
+  for (; placed < workers; ++placed) {
+    Usable* best = nullptr;
+    for (Usable& u : usable) {
+      if (u.free >= g && (best == nullptr || u.free < best->free || (u.free == best->free && u.slot < best->slot))) {
+        best = &u;
+      }
     }
-    placed = snap.PlaceOnSlots(slots, g, workers, &shares);
+    if (best == nullptr) break;
+    best->free -= g;
+    auto it = std::find_if(shares.begin(), shares.end(), [&](const sched::SlotShare& x) { return x.slot == best->slot; });
+    if (it == shares.end()) {
+      shares.push_back({best->slot, 1});
+    } else {
+      ++it->workers;
+    }
   }
   for (const auto& sh : shares) {
     snap.Take(sh.slot, sh.workers * g);
@@ -230,7 +252,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       // Asynchronous work can grow by any number of workers: take what fits
       // on running nodes now.
       std::vector<sched::SlotShare> shares;
-      const std::vector<int> slots = EligibleSlots(*ctx, ready(), j);
+      const std::vector<int> slots = EligibleSlots(*ctx, ready(), sched::EligiblePools(ctx->spec, j.spec));
       const int placed = PlaceOnFreeNow(ctx, slots, j.spec.gpus_per_worker, extra, &shares);
       if (placed > 0) {
         Action a = Resize(*ctx, j, w + placed, why);
@@ -365,10 +387,11 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   } else {
     work_out_most();
   }
+  sched::EligibilityMemo eligible(ctx->spec);  // the growable jobs have a few shapes
   for (const Job* j : growable) {
     // Only GPUs paid for anyway: reserved nodes, or nodes busy with other work.
     // An idle on-demand node is better released than kept for growth.
-    const sched::PoolMask mask = sched::EligiblePools(ctx->spec, j->spec);
+    const sched::PoolMask mask = eligible(j->spec);
     auto room = [&] {
       for (size_t p = 0; p < most.size(); ++p) {
         if ((mask & sched::PoolBit(static_cast<int>(p))) && most[p] >= j->spec.gpus_per_worker) return true;
@@ -382,7 +405,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     }
     if (ready().empty()) continue;  // no GPU is free now on a ready node
     std::vector<int> slots;
-    for (int s : EligibleSlots(*ctx, ready(), *j)) {
+    for (int s : EligibleSlots(*ctx, ready(), mask)) {
       const bool reserved = ctx->spec.pools[ctx->PoolOfSlot(s)].tier == model::Tier::kReserved;
       if (reserved || !ctx->NodeIdle(s)) slots.push_back(s);
     }
