@@ -46,9 +46,18 @@ void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (due.empty()) due.resize(num_pools);
     due[n.pool].push_back(&n);
   };
-  // Idle nodes are the only ones that may go; with an index only they are read.
+  // Idle nodes are the only ones that may go; with an index only they are
+  // read, and of those only the ones of pools that release idle nodes (a
+  // reserved base is most of the idle nodes of a busy cluster): the index's
+  // compact facts name the pool without a read of the node.
   if (const model::StateIndex* x = ctx->index) {
-    x->idle().ForEach([&](size_t pos) { consider(ctx->state.nodes[pos]); });
+    sched::PoolMask keeps = 0;
+    for (size_t p = 0; p < num_pools; ++p) {
+      if (KeepsIdleNodes(spec.pools[p], options_.release_reserved)) keeps |= sched::PoolBit(static_cast<int>(p));
+    }
+    x->idle().ForEach([&](size_t pos) {
+      if (!(keeps & sched::PoolBit(x->node(pos).pool))) consider(ctx->state.nodes[pos]);
+    });
   } else {
     for (const auto& n : ctx->state.nodes) {
       if (n.state == model::NodeState::kReady && n.idle()) consider(n);
