@@ -168,7 +168,8 @@ void BuildSparseWhatIf(const PassContext& ctx) {
   }
   if (ctx.lookahead().count() > 0) {
     // A job's record and its shares lie apart, in no order: each is asked
-    // for a few jobs ahead (the record kAhead ahead, its shares half as far).
+    // for a few jobs ahead (the record's two lines read here kAhead ahead,
+    // its shares half as far).
     absl::InlinedVector<uint32_t, 64> due;
     for (const auto& e : x->ends()) {
       if (!e.running || ctx.stopped_before().contains(e.id)) continue;
@@ -176,7 +177,10 @@ void BuildSparseWhatIf(const PassContext& ctx) {
       due.push_back(e.pos);
     }
     for (size_t i = 0; i < due.size(); ++i) {
-      if (i + kAhead < due.size()) __builtin_prefetch(&jobs[due[i + kAhead]].alloc);
+      if (i + kAhead < due.size()) {
+        __builtin_prefetch(&jobs[due[i + kAhead]].alloc);
+        __builtin_prefetch(&jobs[due[i + kAhead]].spec.gpus_per_worker);  // another line of the record
+      }
       if (i + kAhead / 2 < due.size()) __builtin_prefetch(jobs[due[i + kAhead / 2]].alloc.data());
       give_back(jobs[due[i]]);
     }

@@ -489,7 +489,7 @@ int64_t StateIndex::EverSlots(uint64_t pool_mask, int gpus_per_worker) const {
     if (!(pool_mask >> p & 1)) continue;
     const auto& u = usable_[p];
     for (size_t g = static_cast<size_t>(gpus_per_worker); g < u.size(); ++g) {
-      slots += int64_t{u[g]} * (static_cast<int64_t>(g) / gpus_per_worker);
+      if (u[g] != 0) slots += int64_t{u[g]} * (static_cast<int64_t>(g) / gpus_per_worker);
     }
   }
   return slots;
@@ -503,8 +503,9 @@ int64_t StateIndex::FreeSlots(uint64_t pool_mask, int gpus_per_worker, bool with
     for (int k = 0; k < kFreeKinds; ++k) {
       if (k == static_cast<int>(FreeKind::kBooting) && !with_booting) continue;
       const auto& c = by_free_[p][static_cast<size_t>(k)];
+      // Most levels hold no node: those are passed over without a division.
       for (size_t f = static_cast<size_t>(gpus_per_worker); f < c.size(); ++f) {
-        slots += int64_t{c[f]} * (static_cast<int64_t>(f) / gpus_per_worker);
+        if (c[f] != 0) slots += int64_t{c[f]} * (static_cast<int64_t>(f) / gpus_per_worker);
       }
     }
   }

@@ -372,7 +372,11 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
         sorted.push_back({at, extra_slot(p), state.nodes[p].gpus});
         continue;
       }
-      if (ahead != ends.end()) __builtin_prefetch(&state.jobs[(ahead++)->pos].alloc);
+      if (ahead != ends.end()) {
+        const Job& later = state.jobs[(ahead++)->pos];
+        __builtin_prefetch(&later.alloc);
+        __builtin_prefetch(&later.spec.gpus_per_worker);  // another line of the record
+      }
       const Job& j = state.jobs[(e++)->pos];
       for (const auto& sh : j.alloc) {
         if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
