@@ -165,7 +165,8 @@ struct CheckpointPolicy {
 // One job as submitted: a gang of `workers`, each needing `gpus_per_worker`
 // GPUs on one node. The gang starts whole or not at all.
 struct JobSpec {
-  std::string name;  // the trace's id
+  // The fields every pass reads (size, class, elasticity) come first, on the
+  // record's first cache lines; the names and lists after them.
   Timestamp submit{};
   int gpus_per_worker = 1;
   int workers = 1;
@@ -173,20 +174,17 @@ struct JobSpec {
   int priority_class = 0;
   bool preemptible = false;
   bool is_protected = false;  // never interrupted (e.g. a final evaluation)
-  std::string team;
-
-  // Elastic jobs may run with min_workers..max_workers (0: fixed at `workers`).
-  int min_workers = 0;
-  int max_workers = 0;
   // Asynchronous work (hyper-parameter search, federated learning) may be
   // resized on utilisation; synchronous gangs only through the queue.
   bool async = false;
+  // Elastic jobs may run with min_workers..max_workers (0: fixed at `workers`).
+  int min_workers = 0;
+  int max_workers = 0;
   // Beyond this many workers the job's input pipeline cannot keep up: more
   // workers add no throughput and each GPU waits (0: no such limit).
   int io_bound_workers = 0;
-  // A job that asks for a GPU slice per worker: its MIG profile and compute
-  // units (gpus_per_worker is then 1). 0: whole GPUs.
-  std::string slice;
+  // A job that asks for a GPU slice per worker: its MIG profile (`slice`,
+  // below) and compute units (gpus_per_worker is then 1). 0: whole GPUs.
   int slice_units = 0;
   // GPU models the job may run on (InstanceType::gpu_model); empty: any.
   // The Alibaba openb trace's gpu_spec column.
@@ -195,9 +193,12 @@ struct JobSpec {
   CheckpointPolicy checkpoint;
   // Where the job's data lives (a region name; empty: anywhere, no egress),
   // what it reads per run and what it sends back (checkpoints, parameters).
-  std::string data_region;
   double data_gb = 0;
   double output_gb = 0;
+  std::string data_region;
+  std::string name;  // the trace's id
+  std::string team;
+  std::string slice;  // the MIG profile of a slice job ("1g.10gb"); empty: whole GPUs
 
   int gpus() const { return gpus_per_worker * workers; }
   // GPUs' worth of demand: a slice counts its share of a GPU.
@@ -226,24 +227,27 @@ struct NodeShare {
   bool operator==(const NodeShare&) const = default;
 };
 
-struct Job {
+struct alignas(64) Job {
+  // What the decision passes read of a job they look at comes first, on the
+  // record's first cache line, and the spec's sizes and class on the second
+  // (a record starts on a line of its own); the names and lists follow.
   JobId id = 0;
-  JobSpec spec;
   int priority = 0;  // the value of spec.priority_class, copied for ordering
   JobState state = JobState::kPending;
+  bool bottleneck = false;      // utilisation stayed low after a scale-up: not grown again
   Timestamp started{};       // kStarting/kRunning: when this run was allocated
   Timestamp expected_end{};  // kRunning: when it should finish (for backfill)
   std::vector<NodeShare> alloc;
   int workers = 0;  // workers of the current run (elastic jobs change it)
+  int workers_before_resize = 0;  // the size before the last resize
+  Timestamp last_resize = kInfinitePast;
+  JobSpec spec;
 
   // Progress in seconds of work at full allocation, and the part of it saved
   // by the last completed checkpoint (what a restart resumes from).
   double progress = 0;
   double saved = 0;
   int restarts = 0;             // times it was interrupted and requeued
-  Timestamp last_resize = kInfinitePast;
-  int workers_before_resize = 0;  // the size before the last resize
-  bool bottleneck = false;      // utilisation stayed low after a scale-up: not grown again
 
   int Workers() const { return workers > 0 ? workers : spec.workers; }
   double UnsavedWork() const { return progress - saved; }
