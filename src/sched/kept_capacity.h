@@ -46,6 +46,7 @@ class KeptCapacity {
     }
     return &*memo_;
   }
+
   // What a node's slot holds: its free GPUs if it is ready, else none.
   static int FreeOf(const model::StateIndex::NodeFacts& n) {
     return n.state == model::NodeState::kReady ? std::clamp(n.free, 0, n.gpus) : 0;

@@ -118,21 +118,28 @@ class Reservation {
 class NoFit {
  public:
   bool Covers(PoolMask pools, int g, int workers) const {
-    const int* fewest = Find(pools, g);
-    return fewest != nullptr && workers >= *fewest;
+    for (const Shape& s : few_) {
+      if (s.pools == pools && s.g == g) return workers >= s.fewest;
+    }
+    if (many_.empty()) return false;
+    const auto it = many_.find({pools, g});
+    return it != many_.end() && workers >= it->second;
   }
   void Add(PoolMask pools, int g, int workers) {
-    if (int* fewest = Find(pools, g)) {
-      *fewest = std::min(*fewest, workers);
-      return;
-    }
     // A queue has a few shapes: they are looked through in a list, and put
     // in a hash map only once there are many (no allocation in most passes).
+    for (Shape& s : few_) {
+      if (s.pools == pools && s.g == g) {
+        s.fewest = std::min(s.fewest, workers);
+        return;
+      }
+    }
     if (few_.size() < kFew) {
       few_.push_back({pools, g, workers});
       return;
     }
-    many_.try_emplace({pools, g}, workers);
+    auto [it, fresh] = many_.try_emplace({pools, g}, workers);
+    if (!fresh) it->second = std::min(it->second, workers);
   }
 
  private:
@@ -142,20 +149,6 @@ class NoFit {
     int g;
     int fewest;
   };
-  // The fewest workers of a shape that did not fit, or nullptr.
-  template <typename Self>
-  static auto* FindIn(Self& self, PoolMask pools, int g) {
-    for (auto& s : self.few_) {
-      if (s.pools == pools && s.g == g) return &s.fewest;
-    }
-    decltype(&self.few_.front().fewest) none = nullptr;
-    if (self.many_.empty()) return none;
-    const auto it = self.many_.find({pools, g});
-    return it == self.many_.end() ? none : &it->second;
-  }
-  int* Find(PoolMask pools, int g) { return FindIn(*this, pools, g); }
-  const int* Find(PoolMask pools, int g) const { return FindIn(*this, pools, g); }
-
   absl::InlinedVector<Shape, kFew> few_;
   absl::flat_hash_map<std::pair<PoolMask, int>, int> many_;
 };

@@ -261,24 +261,42 @@ void CapacitySnapshot::PlacePreferring(std::span<const PoolMask> preference, int
   }
 }
 
-int CapacitySnapshot::PlaceOnSlots(std::span<const int> slots, int gpus_per_worker, int workers,
-                                   std::vector<SlotShare>* out) {
+int CapacitySnapshot::PlaceOnSlots(std::span<const int> slots, std::span<const int> limit, int gpus_per_worker,
+                                   int workers, std::vector<SlotShare>* out) {
+  assert(limit.size() == slots.size());
+  // What each slot may give, worked out once: a list of its own, not the
+  // snapshot's levels, since the limits are not free counts.
+  struct Usable {
+    int slot;
+    int gpus;
+  };
+  std::vector<Usable> usable;
+  usable.reserve(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const int g = std::min(nodes_[slots[i]].free, std::max(0, limit[i]));
+    if (g >= gpus_per_worker) usable.push_back({slots[i], g});
+  }
+  const size_t first = out->size();
   int placed = 0;
   for (; placed < workers; ++placed) {
-    int best = -1;
-    for (int s : slots) {
-      const int f = nodes_[s].free;
-      if (f >= gpus_per_worker && (best < 0 || f < nodes_[best].free || (f == nodes_[best].free && s < best))) best = s;
+    Usable* best = nullptr;
+    for (Usable& u : usable) {
+      if (u.gpus >= gpus_per_worker &&
+          (best == nullptr || u.gpus < best->gpus || (u.gpus == best->gpus && u.slot < best->slot))) {
+        best = &u;
+      }
     }
-    if (best < 0) break;
-    Take(best, gpus_per_worker);
-    auto it = std::find_if(out->begin(), out->end(), [&](const SlotShare& x) { return x.slot == best; });
+    if (best == nullptr) break;
+    best->gpus -= gpus_per_worker;
+    auto it = std::find_if(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(),
+                           [&](const SlotShare& x) { return x.slot == best->slot; });
     if (it == out->end()) {
-      out->push_back({best, 1});
+      out->push_back({best->slot, 1});
     } else {
       ++it->workers;
     }
   }
+  for (size_t i = first; i < out->size(); ++i) Take((*out)[i].slot, (*out)[i].workers * gpus_per_worker);
   return placed;
 }
 

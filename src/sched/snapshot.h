@@ -128,8 +128,12 @@ class CapacitySnapshot {
                        std::vector<SlotShare>* out);
 
   // Places up to `workers` workers on the given slots only, by best fit, and
-  // returns how many it placed.
-  int PlaceOnSlots(std::span<const int> slots, int gpus_per_worker, int workers, std::vector<SlotShare>* out);
+  // returns how many it placed. Slot slots[i] gives at most limit[i] of its
+  // free GPUs (fewer if it has fewer): each worker goes to the slot with the
+  // fewest GPUs it may give that still hold one, the lowest slot on a tie.
+  // Takes what it placed; appends one SlotShare per slot used.
+  int PlaceOnSlots(std::span<const int> slots, std::span<const int> limit, int gpus_per_worker, int workers,
+                   std::vector<SlotShare>* out);
 
   // Allocates or frees GPUs on one node. Requires 0 <= free - gpus <= node gpus.
   void Take(int slot, int gpus) { SetFree(slot, nodes_[slot].free - gpus); }

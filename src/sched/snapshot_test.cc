@@ -48,6 +48,46 @@ TEST(CapacitySnapshotTest, TiesGoToTheLowestSlot) {
   EXPECT_EQ(out[0].slot, 0);
 }
 
+// Placing on listed slots with a limit per slot: each worker on the slot
+// that may give the fewest GPUs and still holds it (lowest slot on a tie),
+// never more than a slot's limit or its free GPUs, and only what was placed
+// is taken.
+TEST(CapacitySnapshotTest, PlacesOnSlotsWithinEachSlotsLimit) {
+  CapacitySnapshot s(1, 8);
+  s.AddNode(1, 0, 8, 8);  // slot 0: 8 free, but may give only 2
+  s.AddNode(2, 0, 8, 4);  // slot 1: 4 free, may give all
+  s.AddNode(3, 0, 8, 6);  // slot 2: 6 free, limit 9 (the free GPUs bound it)
+  s.AddNode(4, 0, 8, 8);  // slot 3: not listed
+  const std::vector<int> slots = {0, 1, 2};
+  const std::vector<int> limit = {2, 4, 9};
+  std::vector<SlotShare> out;
+  // 2-GPU workers: slot 0 (2) first, then slot 1 twice (4, 2), then slot 2
+  // three times; the eighth finds no room.
+  EXPECT_EQ(s.PlaceOnSlots(slots, limit, 2, 8, &out), 6);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].slot, 0);
+  EXPECT_EQ(out[0].workers, 1);
+  EXPECT_EQ(out[1].slot, 1);
+  EXPECT_EQ(out[1].workers, 2);
+  EXPECT_EQ(out[2].slot, 2);
+  EXPECT_EQ(out[2].workers, 3);
+  EXPECT_EQ(s.free(0), 6);
+  EXPECT_EQ(s.free(1), 0);
+  EXPECT_EQ(s.free(2), 0);
+  EXPECT_EQ(s.free(3), 8);
+  // A tie goes to the lowest slot; a negative limit gives nothing.
+  CapacitySnapshot t(1, 8);
+  t.AddNode(1, 0, 8, 8);
+  t.AddNode(2, 0, 8, 8);
+  t.AddNode(3, 0, 8, 8);
+  out.clear();
+  const std::vector<int> tied = {2, 1, 0};
+  EXPECT_EQ(t.PlaceOnSlots(tied, std::vector<int>{4, 4, -1}, 4, 1, &out), 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].slot, 1);
+  EXPECT_EQ(t.free(1), 4);
+}
+
 TEST(CapacitySnapshotTest, ForkRevertsChangesAndAddedNodes) {
   CapacitySnapshot s(1, 8);
   s.AddNode(1, 0, 8, 8);

@@ -88,47 +88,15 @@ std::vector<int> EligibleSlots(const PassContext& ctx, const std::vector<int>& r
 
 // Places up to `workers` workers on `slots` using only GPUs free now: the
 // what-if also counts GPUs that stopping or ending jobs give back soon, which
-// a resize cannot use yet. Takes them from the what-if too. Best fit, as
-// CapacitySnapshot::PlaceOnSlots: each worker on the slot with the fewest
-// usable GPUs that still hold it, the lowest slot on a tie. The usable GPUs
-// of each slot (the fewer of the what-if's and those free now) are worked
-// out once, in a list of the slots' own, rather than hidden in the what-if
-// under a fork that would then have to undo it all.
+// a resize cannot use yet. Takes them from the what-if too.
 int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int workers,
                    std::vector<sched::SlotShare>* out) {
-  sched::CapacitySnapshot& snap = ctx->Snap();
-  struct Usable {
-    int slot;
-    int free;
-  };
-  std::vector<Usable> usable;
-  usable.reserve(slots.size());
-  for (int s : slots) {
-    const int f = std::min(snap.free(s), std::max(0, FreeNow(*ctx, s)));
-    if (f >= g) usable.push_back({s, f});
-  }
+  std::vector<int> free_now;
+  free_now.reserve(slots.size());
+  for (int s : slots) free_now.push_back(FreeNow(*ctx, s));
   std::vector<sched::SlotShare> shares;
-  int placed = 0;
-  for (; placed < workers; ++placed) {
-    Usable* best = nullptr;
-    for (Usable& u : usable) {
-      if (u.free >= g && (best == nullptr || u.free < best->free || (u.free == best->free && u.slot < best->slot))) {
-        best = &u;
-      }
-    }
-    if (best == nullptr) break;
-    best->free -= g;
-    auto it = std::find_if(shares.begin(), shares.end(), [&](const sched::SlotShare& x) { return x.slot == best->slot; });
-    if (it == shares.end()) {
-      shares.push_back({best->slot, 1});
-    } else {
-      ++it->workers;
-    }
-  }
-  for (const auto& sh : shares) {
-    snap.Take(sh.slot, sh.workers * g);
-    ctx->taken_now[sh.slot] += sh.workers * g;
-  }
+  const int placed = ctx->Snap().PlaceOnSlots(slots, free_now, g, workers, &shares);
+  for (const auto& sh : shares) ctx->taken_now[sh.slot] += sh.workers * g;
   out->insert(out->end(), shares.begin(), shares.end());
   return placed;
 }
