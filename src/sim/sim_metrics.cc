@@ -12,18 +12,18 @@ const JobRun* SimMetrics::At(const RunSegments& segs, Timestamp t) const {
 }
 
 std::optional<double> SimMetrics::UtilAt(model::JobId job, Timestamp t) const {
-  auto it = runs_->find(job);
-  if (it == runs_->end()) return std::nullopt;
-  const JobRun* r = At(it->second.segments, t);
+  const RunRecord* rec = runs_->Find(job);
+  if (rec == nullptr) return std::nullopt;
+  const JobRun* r = At(rec->segments, t);
   if (r == nullptr) return std::nullopt;
   return r->UtilAt(t);
 }
 
 template <typename Pred>
 std::optional<Timestamp> SimMetrics::Since(model::JobId job, Timestamp t, Pred holds) const {
-  auto it = runs_->find(job);
-  if (it == runs_->end()) return std::nullopt;
-  const RunSegments& segs = it->second.segments;
+  const RunRecord* rec = runs_->Find(job);
+  if (rec == nullptr) return std::nullopt;
+  const RunSegments& segs = rec->segments;
   const JobRun* r = At(segs, t);
   if (r == nullptr || !holds(r->UtilAt(t))) return std::nullopt;
   Timestamp cur = t;
@@ -63,9 +63,9 @@ std::optional<Timestamp> SimMetrics::AboveSince(model::JobId job, double thresho
 // one, and the loop is woken then anyway.
 template <typename Pred>
 Timestamp SimMetrics::NextFor(model::JobId job, Duration span, Timestamp t, Pred holds) const {
-  auto it = runs_->find(job);
-  if (it == runs_->end() || it->second.segments.empty()) return kInfiniteFuture;
-  const JobRun& seg = it->second.segments.back();
+  const RunRecord* rec = runs_->Find(job);
+  if (rec == nullptr || rec->segments.empty()) return kInfiniteFuture;
+  const JobRun& seg = rec->segments.back();
   if (t < seg.start()) return kInfiniteFuture;
   // Most questions of most runs have no answer (a training job is never
   // idle for half an hour): say so without walking every checkpoint. When
@@ -99,12 +99,12 @@ Timestamp SimMetrics::NextFor(model::JobId job, Duration span, Timestamp t, Pred
 template <typename Pred>
 Timestamp SimMetrics::Cached(model::JobId job, bool below, double threshold, Duration span, Timestamp t,
                              Pred holds) const {
-  auto it = runs_->find(job);
-  if (it == runs_->end() || it->second.segments.empty()) return kInfiniteFuture;
-  RunAnswers& ra = it->second.answers;
-  if (ra.segments != it->second.segments.size()) {
+  const RunRecord* rec = runs_->Find(job);
+  if (rec == nullptr || rec->segments.empty()) return kInfiniteFuture;
+  RunAnswers& ra = rec->answers;
+  if (ra.segments != rec->segments.size()) {
     ra = RunAnswers{};
-    ra.segments = it->second.segments.size();
+    ra.segments = rec->segments.size();
   }
   RunAnswers::Answer* slot = nullptr;
   for (int i = 0; i < ra.count; ++i) {
@@ -149,8 +149,8 @@ bool SimMetrics::VisitByDue(bool below, double threshold, Duration span, Timesta
   // left out: its answer stays so until the run changes, and the walk below
   // stops at the first such anyway.
   auto enter = [&](model::JobId job) {
-    auto it = runs_->find(job);
-    if (it == runs_->end() || it->second.segments.empty()) return;
+    const RunRecord* rec = runs_->Find(job);
+    if (rec == nullptr || rec->segments.empty()) return;
     const Timestamp due = Due(*q, job, t);
     if (due == kInfiniteFuture) return;
     q->due[job] = due;
@@ -161,7 +161,7 @@ bool SimMetrics::VisitByDue(bool below, double threshold, Duration span, Timesta
     q->below = below;
     q->threshold = threshold;
     q->span = span.count();
-    for (const auto& [job, rec] : *runs_) enter(job);
+    runs_->ForEachRun(enter);
     q->seen = changed_.size();
   }
   // Runs that changed since: their answers are asked again.
@@ -193,9 +193,9 @@ bool SimMetrics::VisitByDue(bool below, double threshold, Duration span, Timesta
 }
 
 Timestamp SimMetrics::NextUtilChange(model::JobId job, Timestamp t) const {
-  auto it = runs_->find(job);
-  if (it == runs_->end()) return kInfiniteFuture;
-  const JobRun* r = At(it->second.segments, t);
+  const RunRecord* rec = runs_->Find(job);
+  if (rec == nullptr) return kInfiniteFuture;
+  const JobRun* r = At(rec->segments, t);
   return r == nullptr ? kInfiniteFuture : r->NextChange(t);
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "model/cluster.h"
 #include "sim/job_run.h"
 
@@ -39,11 +40,46 @@ struct RunRecord {
   RunSegments segments;
   mutable RunAnswers answers;  // SimMetrics's; the owner leaves them alone
 };
-using RunMap = absl::flat_hash_map<model::JobId, RunRecord>;
+
+// Where SimMetrics finds each job's current run. The simulator keeps runs
+// beside its jobs, by position; RunMap keeps them by id.
+class RunSource {
+ public:
+  // The current run of `job`, or nullptr if it has none (not running).
+  virtual const RunRecord* Find(model::JobId job) const = 0;
+  // Calls `f` with each job that has a current run, in no given order.
+  virtual void ForEachRun(absl::FunctionRef<void(model::JobId)> f) const = 0;
+
+ protected:
+  ~RunSource() = default;
+};
+
+// Runs by job id in a hash map (tests, and owners without positions).
+class RunMap final : public RunSource {
+ public:
+  using Map = absl::flat_hash_map<model::JobId, RunRecord>;
+  RunRecord& operator[](model::JobId job) { return map_[job]; }
+  void erase(model::JobId job) { map_.erase(job); }
+  Map::iterator begin() { return map_.begin(); }
+  Map::iterator end() { return map_.end(); }
+  Map::const_iterator begin() const { return map_.begin(); }
+  Map::const_iterator end() const { return map_.end(); }
+
+  const RunRecord* Find(model::JobId job) const override {
+    auto it = map_.find(job);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  void ForEachRun(absl::FunctionRef<void(model::JobId)> f) const override {
+    for (const auto& [job, rec] : map_) f(job);
+  }
+
+ private:
+  Map map_;
+};
 
 class SimMetrics final : public model::MetricsView {
  public:
-  explicit SimMetrics(const RunMap* runs) : runs_(runs) {}
+  explicit SimMetrics(const RunSource* runs) : runs_(runs) {}
 
   std::optional<double> UtilAt(model::JobId job, Timestamp t) const override;
   std::optional<Timestamp> BelowSince(model::JobId job, double threshold, Timestamp t) const override;
@@ -56,7 +92,7 @@ class SimMetrics final : public model::MetricsView {
   bool VisitByDue(bool below, double threshold, Duration span, Timestamp t,
                   const std::function<bool(model::JobId, Timestamp)>& visit) const override;
 
-  // The owner replaced or erased the record of `job` in the RunMap.
+  // The owner replaced or erased the run record of `job`.
   void RunChanged(model::JobId job) {
     if (!orders_.empty()) changed_.push_back(job);
   }
@@ -86,7 +122,7 @@ class SimMetrics final : public model::MetricsView {
   template <typename Pred>
   std::optional<Timestamp> Since(model::JobId job, Timestamp t, Pred holds) const;
 
-  const RunMap* runs_;
+  const RunSource* runs_;
   mutable std::vector<DueOrder> orders_;
   mutable std::vector<model::JobId> changed_;  // runs changed, in order; kept until every order has seen them
 };

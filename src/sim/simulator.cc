@@ -79,8 +79,20 @@ void Simulator::RemoveJob(model::JobId id) {
   state_.jobs.pop_back();
   current_run_.pop_back();
   sim_jobs_.pop_back();
-  runs_.erase(id);
   metrics_.RunChanged(id);
+}
+
+const RunRecord* Simulator::Runs::Find(model::JobId job) const {
+  const int64_t pos = sim_->job_index_.Find(job);
+  if (pos < 0) return nullptr;
+  const SimJob& sj = sim_->sim_jobs_[static_cast<size_t>(pos)];
+  return sj.visible ? &sj.run : nullptr;
+}
+
+void Simulator::Runs::ForEachRun(absl::FunctionRef<void(model::JobId)> f) const {
+  for (size_t i = 0; i < sim_->sim_jobs_.size(); ++i) {
+    if (sim_->sim_jobs_[i].visible) f(sim_->state_.jobs[i].id);
+  }
 }
 
 // Nodes stay in id order (creation order), which the decision core's passes
@@ -464,16 +476,15 @@ model::JobPhases Simulator::PhasesFor(const Job& job, int workers) const {
 void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration startup) {
   SimJob& sj = Sim(job.id);
   ++sj.epoch;
-  sj.segments.emplace_back(now, progress0, sj.work, Rate(job, job.Workers()), startup, job.spec.checkpoint,
-                           PhasesFor(job, job.Workers()));
-  RunRecord& run = runs_[job.id];  // made anew, in the memory of the last run's if there was one
-  run.segments = sj.segments;
-  run.answers = {};
+  sj.run.segments.emplace_back(now, progress0, sj.work, Rate(job, job.Workers()), startup, job.spec.checkpoint,
+                               PhasesFor(job, job.Workers()));
+  sj.run.answers = {};
+  sj.visible = true;
   metrics_.RunChanged(job.id);
-  current_run_[job_index_.At(job.id)] = sj.segments.back();
+  current_run_[job_index_.At(job.id)] = sj.run.segments.back();
   job.state = JobState::kRunning;
   job.progress = progress0;
-  job.expected_end = sj.segments.back().EndTime();
+  job.expected_end = sj.run.segments.back().EndTime();
   queue_.Push(job.expected_end, EventKind::kJobEnd, job.id, static_cast<int64_t>(sj.epoch));
 }
 
@@ -483,7 +494,7 @@ void Simulator::StartRun(Job& job, Timestamp now) {
   if (!job.alloc.empty()) {
     if (const Node* n = FindNode(job.alloc.front().node)) ledger_.AddEgress(spec_->EgressCost(job.spec, n->pool));
   }
-  sj.segments.clear();
+  sj.run.segments.clear();
   NewSegment(job, now, job.saved, StartupFor(job.spec));
   if (!sj.started_once) {
     sj.started_once = true;
@@ -521,9 +532,9 @@ void Simulator::CloseSegments(const Job& job, Timestamp now) {
   const double gpus = job.spec.slice_units > 0
                           ? static_cast<double>(job.Workers()) * job.spec.slice_units / 7.0
                           : static_cast<double>(job.Workers()) * job.spec.gpus_per_worker;
-  for (size_t i = 0; i < sj.segments.size(); ++i) {
-    const JobRun& seg = sj.segments[i];
-    const Timestamp end = i + 1 < sj.segments.size() ? sj.segments[i + 1].start() : now;
+  for (size_t i = 0; i < sj.run.segments.size(); ++i) {
+    const JobRun& seg = sj.run.segments[i];
+    const Timestamp end = i + 1 < sj.run.segments.size() ? sj.run.segments[i + 1].start() : now;
     seg.ForEachPiece(seg.start(), end, [&](double util, int64_t seconds) {
       util_gpu_seconds_ += util * static_cast<double>(seconds) * gpus;
     });
@@ -580,7 +591,7 @@ Status Simulator::CompleteJob(model::JobId id, Timestamp now) {
 void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool cancel) {
   if (job.state != JobState::kRunning) return;
   SimJob& sj = Sim(job.id);
-  const JobRun& seg = sj.segments.back();
+  const JobRun& seg = sj.run.segments.back();
   CloseSegments(job, now);
   sj.stop_progress = seg.ProgressAt(now);
   sj.stop_fallback = std::max(job.saved, seg.SavedAt(now));
@@ -592,7 +603,7 @@ void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool ca
   job.saved = sj.stop_fallback;
   job.started = now;  // the checkpoint's GPU time is counted from here
   job.expected_end = now + job.spec.checkpoint.cost;
-  runs_.erase(job.id);
+  sj.visible = false;
   metrics_.RunChanged(job.id);
   queue_.Push(job.expected_end, EventKind::kJobExit, job.id, static_cast<int64_t>(sj.epoch));
 }
@@ -626,7 +637,7 @@ void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
     saved = sj.stop_fallback;
     Attribute(job, job.started, now);
   } else {
-    const JobRun& seg = sj.segments.back();
+    const JobRun& seg = sj.run.segments.back();
     CloseSegments(job, now);
     progress = seg.ProgressAt(now);
     saved = std::max(job.saved, seg.SavedAt(now));
@@ -638,7 +649,7 @@ void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
   ++sj.epoch;
   job.saved = saved;
   job.progress = saved;
-  runs_.erase(job.id);
+  sj.visible = false;
   metrics_.RunChanged(job.id);
   FreeAllocation(job, now);
   Requeue(job, now);
@@ -652,8 +663,9 @@ void Simulator::Requeue(Job& job, Timestamp now) {
   job.last_resize = kInfinitePast;
   job.workers_before_resize = 0;
   ++job.restarts;
-  Sim(job.id).segments.clear();
-  runs_.erase(job.id);
+  SimJob& sj = Sim(job.id);
+  sj.run.segments.clear();
+  sj.visible = false;
   metrics_.RunChanged(job.id);
 }
 
@@ -854,9 +866,9 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
     return absl::InternalError("plan resizes a job that is not running");
   }
   const SimJob& sj = Sim(job->id);
-  const double progress = sj.segments.back().ProgressAt(now);
+  const double progress = sj.run.segments.back().ProgressAt(now);
   // A job resized while still loading its data goes on loading after the pause.
-  const Duration loading_left = std::max(Duration{0}, sj.segments.back().StartupEnd() - now);
+  const Duration loading_left = std::max(Duration{0}, sj.run.segments.back().StartupEnd() - now);
   CloseSegments(*job, now);
   for (const auto& sh : a.resize.remove) {
     Node* n = FindNode(sh.node);
@@ -914,7 +926,7 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
   job->started = now;
   job->last_resize = now;
   job->saved = progress;  // an elastic framework re-rendezvouses from its live state
-  Sim(job->id).segments.clear();
+  Sim(job->id).run.segments.clear();
   NewSegment(*job, now, progress, options_.world.elastic.resize_pause + loading_left);
   for (const auto& sh : a.resize.remove) MaybeFinishDrain(sh.node, now);
   ++result_.resizes;

@@ -124,7 +124,11 @@ class Simulator {
  private:
   // What the simulator knows of a job beyond the snapshot.
   struct SimJob {
-    RunSegments segments;  // of the current run
+    // The current run's segments, and what SimMetrics has found out about
+    // them. SimMetrics sees the run only while `visible`: from its start
+    // until it stops, is killed or is requeued.
+    RunRecord run;
+    bool visible = false;
     uint64_t epoch = 0;    // bumps when the run changes; older events are stale
     double work = 0;       // total work, seconds at full allocation
     bool started_once = false;
@@ -255,7 +259,17 @@ class Simulator {
   // What the simulator keeps of each job in state_.jobs, at the same index.
   std::vector<SimJob> sim_jobs_;
   SimJob& Sim(model::JobId id) { return sim_jobs_[job_index_.At(id)]; }
-  RunMap runs_;  // what SimMetrics reads
+  // What SimMetrics reads: the visible runs in sim_jobs_, found by position.
+  class Runs final : public RunSource {
+   public:
+    explicit Runs(const Simulator* sim) : sim_(sim) {}
+    const RunRecord* Find(model::JobId job) const override;
+    void ForEachRun(absl::FunctionRef<void(model::JobId)> f) const override;
+
+   private:
+    const Simulator* sim_;
+  };
+  Runs runs_{this};
   SimMetrics metrics_;
   absl::flat_hash_set<model::NodeId> loading_;       // joined, loading from storage
   absl::flat_hash_map<model::NodeId, Timestamp> joined_at_;
