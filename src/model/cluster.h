@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 #include "core/status.h"
 #include "core/time.h"
 
@@ -219,9 +221,10 @@ std::string_view JobStateName(JobState state);
 struct NodeShare {
   NodeId node = 0;
   int workers = 0;
-  // Slice jobs: one share per worker, on GPU `gpu` of the node, `units` units.
-  int gpu = -1;
-  int units = 0;
+  // Slice jobs: one share per worker, on GPU `gpu` of the node, `units` units
+  // (a node has at most 64 GPUs, a GPU a few units: 24 bytes in all).
+  int16_t gpu = -1;
+  int16_t units = 0;
   // Whole GPUs on a MIG node: which ones (bit g = GPU g). Set by the driver.
   uint64_t gpu_mask = 0;
   bool operator==(const NodeShare&) const = default;
@@ -237,7 +240,9 @@ struct alignas(64) Job {
   bool bottleneck = false;      // utilisation stayed low after a scale-up: not grown again
   Timestamp started{};       // kStarting/kRunning: when this run was allocated
   Timestamp expected_end{};  // kRunning: when it should finish (for backfill)
-  std::vector<NodeShare> alloc;
+  // Most jobs run on one node: its share is kept in the record itself, on
+  // the first two lines, without a heap block to follow.
+  absl::InlinedVector<NodeShare, 1> alloc;
   int workers = 0;  // workers of the current run (elastic jobs change it)
   int workers_before_resize = 0;  // the size before the last resize
   Timestamp last_resize = kInfinitePast;

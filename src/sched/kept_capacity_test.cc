@@ -89,7 +89,7 @@ TEST(KeptCapacityTest, FollowsTheIndexAndDecidesAsAFreshSnapshot) {
           model::Job& job = state.jobs[j];
           if (job.id != p.job) continue;
           job.state = JobState::kRunning;
-          job.alloc = p.shares;
+          job.alloc.assign(p.shares.begin(), p.shares.end());
           job.started = now;
           job.expected_end = now + job.spec.runtime;
           index.TouchJob(j);

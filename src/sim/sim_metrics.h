@@ -8,14 +8,16 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "model/cluster.h"
 #include "sim/job_run.h"
 
 namespace tide::sim {
 
-// The segments of a job's current run, oldest first (a resize starts a new one).
-using RunSegments = std::vector<JobRun>;
+// The segments of a job's current run, oldest first (a resize starts a new
+// one). The simulator keeps one at a time, in place beside the job.
+using RunSegments = absl::InlinedVector<JobRun, 1>;
 
 // What SimMetrics has worked out about a run's segments: the answers to the
 // few "when does utilisation first stay below/above X for Y" questions asked

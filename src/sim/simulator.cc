@@ -421,7 +421,7 @@ Status Simulator::ApplyPlacement(const sched::Placement& p, Timestamp now) {
         StrCat("scheduler placed ", workers, " workers of job ", job->spec.name, ", outside ",
                job->spec.MinWorkers(), "..", job->spec.MaxWorkers()));
   }
-  job->alloc = std::move(shares);
+  job->alloc.assign(shares.begin(), shares.end());
   job->workers = workers;
   job->started = now;
   if (p.backfilled) ++result_.jobs_backfilled;
@@ -440,6 +440,7 @@ Status Simulator::ApplyPlacement(const sched::Placement& p, Timestamp now) {
     StartRun(*job, now);
   } else {
     job->state = JobState::kStarting;
+    starting_.push_back(job->id);
     Timestamp at = AlignUp(last_ready, t0_, policy_.start_tick);
     if (reconfigure) {
       Duration r{0};
@@ -506,8 +507,21 @@ void Simulator::StartRun(Job& job, Timestamp now) {
 }
 
 void Simulator::MaybeStartAfterBoot(Timestamp now) {
-  for (auto& j : state_.jobs) {
-    if (j.state != JobState::kStarting) continue;
+  // The jobs still waiting for their nodes, in the order of state_.jobs; the
+  // list forgets those that started or went back to the queue since.
+  std::vector<std::pair<size_t, model::JobId>> waiting;
+  for (const model::JobId id : starting_) {
+    const int64_t pos = job_index_.Find(id);
+    if (pos >= 0 && state_.jobs[static_cast<size_t>(pos)].state == JobState::kStarting) {
+      waiting.emplace_back(static_cast<size_t>(pos), id);
+    }
+  }
+  std::sort(waiting.begin(), waiting.end());
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
+  starting_.clear();
+  for (const auto& [pos, id] : waiting) starting_.push_back(id);
+  for (const auto& [pos, id] : waiting) {
+    Job& j = state_.jobs[pos];
     bool ready = true;
     for (const auto& sh : j.alloc) {
       const Node* n = FindNode(sh.node);
@@ -894,7 +908,8 @@ Status Simulator::ApplyResize(const autoscale::Action& a, Timestamp now) {
     it->workers -= sh.workers;
     if (n->idle() && n->state == NodeState::kReady) n->idle_since = now;
   }
-  std::erase_if(job->alloc, [](const auto& x) { return x.workers == 0; });
+  job->alloc.erase(std::remove_if(job->alloc.begin(), job->alloc.end(), [](const auto& x) { return x.workers == 0; }),
+                   job->alloc.end());
   for (const auto& sh : a.resize.add) {
     Node* n = FindNode(sh.node);
     const int gpus = sh.workers * job->spec.gpus_per_worker;

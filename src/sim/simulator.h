@@ -258,6 +258,9 @@ class Simulator {
   absl::flat_hash_map<model::NodeId, size_t> bill_;  // node -> ledger handle
   // What the simulator keeps of each job in state_.jobs, at the same index.
   std::vector<SimJob> sim_jobs_;
+  // Jobs placed on nodes still booting (kStarting), by id, in no order; may
+  // name jobs that have left that state since (MaybeStartAfterBoot drops them).
+  std::vector<model::JobId> starting_;
   SimJob& Sim(model::JobId id) { return sim_jobs_[job_index_.At(id)]; }
   // What SimMetrics reads: the visible runs in sim_jobs_, found by position.
   class Runs final : public RunSource {

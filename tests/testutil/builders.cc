@@ -95,7 +95,7 @@ void AddRunning(model::ClusterState* state, model::Job job, std::vector<model::N
     }
   }
   job.state = model::JobState::kRunning;
-  job.alloc = std::move(shares);
+  job.alloc.assign(shares.begin(), shares.end());
   job.expected_end = At(end);
   state->jobs.push_back(std::move(job));
 }

@@ -104,7 +104,7 @@ int PlaceOnFreeNow(PassContext* ctx, const std::vector<int>& slots, int g, int w
 // Picks `count` workers of `j` to remove, from the nodes where it has the
 // fewest (to free whole nodes), and gives their GPUs back to the what-if.
 std::vector<model::NodeShare> RemoveWorkers(PassContext* ctx, const Job& j, int count) {
-  std::vector<model::NodeShare> alloc = j.alloc, out;
+  std::vector<model::NodeShare> alloc(j.alloc.begin(), j.alloc.end()), out;
   std::sort(alloc.begin(), alloc.end(), [](const auto& x, const auto& y) {
     return x.workers != y.workers ? x.workers < y.workers : x.node > y.node;
   });
