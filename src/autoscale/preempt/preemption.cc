@@ -1,6 +1,7 @@
 #include "autoscale/preempt/preemption.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -29,9 +30,18 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     int priority;
     sched::PoolMask pools;  // pools of the what-if's nodes it runs on
   };
+  // A victim has a lower priority than a waiting job that may preempt now
+  // (below): a job of no lower priority than all of them is never read.
+  int top = std::numeric_limits<int>::min();
+  for (size_t i = 0; i < ctx->demands.size(); ++i) {
+    const Demand& d = ctx->demands[i];
+    const bool may = o_.before_buying || (i < blocked.size() && blocked[i]);
+    if (may && ctx->now >= d.submit + o_.after) top = std::max(top, d.priority);
+  }
   std::vector<Candidate> all;
   for (const Job* jp : ctx->active()) {
     const Job& j = *jp;
+    if (j.priority >= top) continue;
     if (j.state != JobState::kRunning || !j.spec.preemptible || j.spec.is_protected || j.spec.slice_units > 0) {
       continue;  // a slice rarely frees a whole GPU
     }
