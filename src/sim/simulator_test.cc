@@ -153,6 +153,23 @@ TEST_F(SimulatorTest, PowersaveAllocatesAtOnceAndStartsOnTheNextTick) {
   EXPECT_THAT(out.decisions[1], HasSubstr("allocate a"));
 }
 
+// Jobs allocated nodes that are still booting start once all of theirs have
+// joined, each once, whichever of the nodes joins last.
+TEST_F(SimulatorTest, JobsWaitingOnBootingNodesStartWhenTheirLastNodeJoins) {
+  spec_.pools[0].boot_delay = {};  // uniform 2-5 minutes: the nodes join apart
+  const SimOutput out = Simulate("slurm-powersave", {JobSpecOf("gang", 0, 8, 3, 600), JobSpecOf("a", 0, 8, 1, 600),
+                                                     JobSpecOf("b", 0, 8, 1, 600)});
+  EXPECT_EQ(out.result.jobs_started, 3);
+  EXPECT_EQ(out.result.jobs_completed, 3);
+  int allocated = 0;
+  for (const auto& d : out.decisions) allocated += d.find("waits for its nodes to boot") != std::string::npos;
+  EXPECT_EQ(allocated, 3);
+  // Each started on a 30 s tick after its nodes joined.
+  EXPECT_GE(out.result.wait_s.p50, 120);
+  EXPECT_EQ(out.result.wait_s.max % 30, 0);
+  EXPECT_EQ(out.result.wait_s.p50 % 30, 0);
+}
+
 TEST_F(SimulatorTest, AJobThatFitsNoPoolIsReportedAndTheRunEnds) {
   const SimOutput out = Simulate("reactive", {JobSpecOf("huge", 0, 16, 1, 60), JobSpecOf("ok", 0, 8, 1, 60)});
   EXPECT_EQ(out.result.jobs_unstarted, 1);
