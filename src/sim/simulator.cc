@@ -72,12 +72,10 @@ void Simulator::RemoveJob(model::JobId id) {
   job_index_.Erase(id);
   if (i + 1 != state_.jobs.size()) {
     state_.jobs[i] = std::move(state_.jobs.back());
-    current_run_[i] = current_run_.back();
     sim_jobs_[i] = std::move(sim_jobs_.back());
     job_index_.Set(state_.jobs[i].id, i);
   }
   state_.jobs.pop_back();
-  current_run_.pop_back();
   sim_jobs_.pop_back();
   metrics_.RunChanged(id);
 }
@@ -206,7 +204,6 @@ Status Simulator::HandleEvent(const Event& e, bool* changed, bool* tick) {
       job_index_.Set(job.id, state_.jobs.size());
       index_.TouchJob(state_.jobs.size());
       state_.jobs.push_back(std::move(job));
-      current_run_.emplace_back();
       *changed = true;
       return ReadNextJob();
     }
@@ -286,9 +283,11 @@ void Simulator::Progress::ProgressAt(const Job& job, Timestamp t, double* progre
   *saved = job.saved;
   const auto& jobs = sim_->state_.jobs;
   const size_t pos = static_cast<size_t>(&job - jobs.data());
-  if (job.state != JobState::kRunning || pos >= jobs.size() || !sim_->current_run_[pos]) return;
+  if (job.state != JobState::kRunning || pos >= jobs.size()) return;
+  const RunSegments& segs = sim_->sim_jobs_[pos].run.segments;
+  if (segs.empty()) return;
   // As RefreshJobs would have left them (the saved progress only grows).
-  const JobRun& seg = *sim_->current_run_[pos];
+  const JobRun& seg = segs.back();
   *progress = seg.ProgressAt(t);
   *saved = std::max(job.saved, seg.SavedAt(t));
 }
@@ -297,7 +296,7 @@ void Simulator::RefreshJobs(Timestamp now) {
   for (size_t i = 0; i < state_.jobs.size(); ++i) {
     Job& j = state_.jobs[i];
     if (j.state != JobState::kRunning) continue;
-    const JobRun& seg = *current_run_[i];
+    const JobRun& seg = sim_jobs_[i].run.segments.back();  // a running job has one
     j.progress = seg.ProgressAt(now);
     j.saved = std::max(j.saved, seg.SavedAt(now));
   }
@@ -482,7 +481,6 @@ void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration s
   sj.run.answers = {};
   sj.visible = true;
   metrics_.RunChanged(job.id);
-  current_run_[job_index_.At(job.id)] = sj.run.segments.back();
   job.state = JobState::kRunning;
   job.progress = progress0;
   job.expected_end = sj.run.segments.back().EndTime();

@@ -212,9 +212,10 @@ class Simulator {
   cost::Ledger ledger_;
   EventQueue queue_;
 
-  // Progress of running jobs, worked out from their current segment when a
-  // decision asks: refreshing every running job's before each pass would
-  // cost more than the passes that read it.
+  // Progress of running jobs, worked out from their current segment (in
+  // sim_jobs_, at the job's position) when a decision asks: refreshing every
+  // running job's before each pass would cost more than the passes that
+  // read it.
   class Progress final : public model::ProgressView {
    public:
     explicit Progress(const Simulator* sim) : sim_(sim) {}
@@ -251,9 +252,6 @@ class Simulator {
     std::vector<int32_t> pos_;
   };
   Positions job_index_;
-  // The current segment of each job in state_.jobs, at the same index (empty
-  // unless running): what RefreshJobs reads, in one pass over memory.
-  std::vector<std::optional<JobRun>> current_run_;
   Positions node_index_;
   absl::flat_hash_map<model::NodeId, size_t> bill_;  // node -> ledger handle
   // What the simulator keeps of each job in state_.jobs, at the same index.
