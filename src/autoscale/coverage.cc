@@ -45,8 +45,6 @@ void IndexState(PassContext* ctx) {
     ctx->active_known_ = false;  // listed when first asked
     ctx->elastic.clear();
     x->elastic().ForEach([&](size_t pos) { ctx->elastic.push_back(&jobs[pos]); });
-    ctx->elastic_async.clear();
-    x->elastic_async().ForEach([&](size_t pos) { ctx->elastic_async.push_back(&jobs[pos]); });
     ctx->pending.clear();
     ctx->pending.reserve(x->pending().size());
     ctx->queued.clear();
@@ -91,10 +89,8 @@ void IndexState(PassContext* ctx) {
     }
   }
   ctx->elastic.clear();
-  ctx->elastic_async.clear();
   for (const model::Job* j : ctx->active_) {
     if (j->spec.elastic()) ctx->elastic.push_back(j);
-    if (j->spec.elastic() && j->spec.async) ctx->elastic_async.push_back(j);
   }
   const std::vector<uint32_t> order = sched::QueueOrder(keys);
   ctx->pending.clear();

@@ -228,8 +228,6 @@ class StateIndex {
   const absl::btree_set<End>& ends() const { return ends_; }
   const PosSet& stopping() const { return stopping_; }
   const PosSet& elastic() const { return elastic_; }  // holding GPUs, and elastic
-  // The asynchronous ones of elastic(): the only ones resized on utilisation.
-  const PosSet& elastic_async() const { return elastic_async_; }
   // Nodes by what a pass looks for. A node may be in several.
   const PosSet& ready_free() const { return ready_free_; }      // ready, a GPU free
   const PosSet& booting() const { return booting_; }            // provisioning
@@ -319,7 +317,6 @@ class StateIndex {
     bool stopping = false;
     bool running = false;
     bool elastic = false;
-    bool async = false;  // elastic and asynchronous
     int priority = 0;
     Timestamp submit{};
     Timestamp end{};
@@ -371,7 +368,7 @@ class StateIndex {
   absl::btree_set<Queued> pending_;
   PosSet active_;
   absl::btree_set<End> ends_;
-  PosSet stopping_, elastic_, elastic_async_;
+  PosSet stopping_, elastic_;
   PosSet ready_free_, booting_, booting_free_, noticed_, idle_, staying_;
   std::vector<int> live_, staying_count_;
   std::vector<int64_t> staying_free_;  // [pool]: staying_free()

@@ -159,11 +159,9 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
     if (!ready_slots) ready_slots = ReadySlots(*ctx);
     return *ready_slots;
   };
-  // Only asynchronous work is resized on utilisation: the few elastic jobs
-  // that are, in the order of ctx->elastic.
-  for (size_t i = 0; i < ctx->elastic_async.size(); ++i) {
-    AskAhead(ctx->elastic_async, i);
-    const Job& j = *ctx->elastic_async[i];
+  for (size_t i = 0; i < ctx->elastic.size(); ++i) {
+    AskAhead(ctx->elastic, i);
+    const Job& j = *ctx->elastic[i];
     // A resize pauses the job to re-rendezvous: protected jobs are left alone.
     if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || j.spec.is_protected ||
         ctx->touched.contains(j.id) || ctx->Freeing(j)) {
