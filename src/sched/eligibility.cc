@@ -79,7 +79,8 @@ bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, Sl
   for (int w = 0; w < job.workers; ++w) {
     if (auto pick = s.Find(mig, job.slice_units, *capacity)) {
       s.Take(*pick, job.slice_units, capacity);
-      shares.push_back({capacity->id(pick->slot), 1, static_cast<int16_t>(pick->gpu), static_cast<int16_t>(job.slice_units)});
+      shares.push_back(
+          {capacity->id(pick->slot), 1, static_cast<int16_t>(pick->gpu), static_cast<int16_t>(job.slice_units)});
       continue;
     }
     if (capacity->Slots(whole, 1) < 1) return false;

@@ -83,13 +83,13 @@ void Simulator::RemoveJob(model::JobId id) {
 const RunRecord* Simulator::Runs::Find(model::JobId job) const {
   const int64_t pos = sim_->job_index_.Find(job);
   if (pos < 0) return nullptr;
-  const SimJob& sj = sim_->sim_jobs_[static_cast<size_t>(pos)];
-  return sj.visible ? &sj.run : nullptr;
+  const auto i = static_cast<size_t>(pos);
+  return sim_->state_.jobs[i].state == JobState::kRunning ? &sim_->sim_jobs_[i].run : nullptr;
 }
 
 void Simulator::Runs::ForEachRun(absl::FunctionRef<void(model::JobId)> f) const {
   for (size_t i = 0; i < sim_->sim_jobs_.size(); ++i) {
-    if (sim_->sim_jobs_[i].visible) f(sim_->state_.jobs[i].id);
+    if (sim_->state_.jobs[i].state == JobState::kRunning) f(sim_->state_.jobs[i].id);
   }
 }
 
@@ -479,7 +479,6 @@ void Simulator::NewSegment(Job& job, Timestamp now, double progress0, Duration s
   sj.run.segments.emplace_back(now, progress0, sj.work, Rate(job, job.Workers()), startup, job.spec.checkpoint,
                                PhasesFor(job, job.Workers()));
   sj.run.answers = {};
-  sj.visible = true;
   metrics_.RunChanged(job.id);
   job.state = JobState::kRunning;
   job.progress = progress0;
@@ -615,7 +614,6 @@ void Simulator::StopJob(Job& job, Timestamp now, std::string_view cause, bool ca
   job.saved = sj.stop_fallback;
   job.started = now;  // the checkpoint's GPU time is counted from here
   job.expected_end = now + job.spec.checkpoint.cost;
-  sj.visible = false;
   metrics_.RunChanged(job.id);
   queue_.Push(job.expected_end, EventKind::kJobExit, job.id, static_cast<int64_t>(sj.epoch));
 }
@@ -661,7 +659,6 @@ void Simulator::KillJob(Job& job, Timestamp now, std::string_view cause) {
   ++sj.epoch;
   job.saved = saved;
   job.progress = saved;
-  sj.visible = false;
   metrics_.RunChanged(job.id);
   FreeAllocation(job, now);
   Requeue(job, now);
@@ -675,9 +672,7 @@ void Simulator::Requeue(Job& job, Timestamp now) {
   job.last_resize = kInfinitePast;
   job.workers_before_resize = 0;
   ++job.restarts;
-  SimJob& sj = Sim(job.id);
-  sj.run.segments.clear();
-  sj.visible = false;
+  Sim(job.id).run.segments.clear();
   metrics_.RunChanged(job.id);
 }
 

@@ -125,10 +125,9 @@ class Simulator {
   // What the simulator knows of a job beyond the snapshot.
   struct SimJob {
     // The current run's segments, and what SimMetrics has found out about
-    // them. SimMetrics sees the run only while `visible`: from its start
+    // them. SimMetrics sees the run while the job is running: from its start
     // until it stops, is killed or is requeued.
     RunRecord run;
-    bool visible = false;
     uint64_t epoch = 0;    // bumps when the run changes; older events are stale
     double work = 0;       // total work, seconds at full allocation
     bool started_once = false;
@@ -260,7 +259,7 @@ class Simulator {
   // name jobs that have left that state since (MaybeStartAfterBoot drops them).
   std::vector<model::JobId> starting_;
   SimJob& Sim(model::JobId id) { return sim_jobs_[job_index_.At(id)]; }
-  // What SimMetrics reads: the visible runs in sim_jobs_, found by position.
+  // What SimMetrics reads: the runs of running jobs in sim_jobs_, found by position.
   class Runs final : public RunSource {
    public:
     explicit Runs(const Simulator* sim) : sim_(sim) {}
