@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 
 namespace tide {
 
@@ -84,7 +88,22 @@ Status CsvReader::Split() {
       fields_.push_back(f);
     };
     const char* start = b;
-    for (const char* c = b; c != e; ++c) {
+    const char* c = b;
+#if defined(__SSE2__)
+    // Sixteen bytes at a time: a mask of the commas among them, walked bit
+    // by bit. A branch per byte mispredicted at every comma.
+    const __m128i comma = _mm_set1_epi8(',');
+    for (; e - c >= 16; c += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c));
+      for (auto mask = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, comma))); mask != 0;
+           mask &= mask - 1) {
+        const char* at = c + __builtin_ctz(mask);
+        add(start, at);
+        start = at + 1;
+      }
+    }
+#endif
+    for (; c != e; ++c) {
       if (*c == ',') {
         add(start, c);
         start = c + 1;
