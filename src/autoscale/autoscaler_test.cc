@@ -418,7 +418,7 @@ TEST_F(AutoscalerTest, ACapBelowTheLiveNodesStillLetsFreedGpusServeAWaitingJob) 
 // Everything a plan says, as text, so that two plans compare whole.
 std::string Describe(const ScalingPlan& plan) {
   std::string s;
-  auto shares = [](const std::vector<model::NodeShare>& v) {
+  auto shares = [](const auto& v) {
     std::string t;
     for (const auto& sh : v) StrAppend(&t, sh.node, ":", sh.workers, " ");
     return t;

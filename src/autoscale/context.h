@@ -220,8 +220,18 @@ struct PassContext {
   std::vector<Demand> demands;
   // The forecast's search hints, from the last pass if kept (PassScratch).
   std::vector<size_t> forecast_starts;
-  // Nodes pending work is planned onto: idle release keeps them.
+  // Nodes pending work is planned onto: idle release keeps them, and boot
+  // spares do not count them. Only those two ask, and only about idle ready
+  // nodes and booting ones, so a step may leave out a ready node busy now
+  // (NeedSlot does): a busy cluster has hundreds.
   IdSet needed;
+  // Whether `needed` could be asked about the node in what-if slot `slot`:
+  // it is booting, or ready and idle now.
+  bool NeededAsked(int slot) const;
+  // Enters the node in what-if slot `slot` in `needed` if it could be asked about.
+  void NeedSlot(int slot) {
+    if (NeededAsked(slot)) needed.insert(Snap().id(slot));
+  }
   // Nodes this pass drains or evacuates: nothing else may count on them.
   IdSet leaving;
   // Jobs this pass stops (preempt, reclaim, evacuate) or resizes.
@@ -289,6 +299,20 @@ inline bool PassContext::Freeing(const model::Job& j) const {
   if (j.state == model::JobState::kPending || j.state == model::JobState::kCompleted) return false;
   if (j.state == model::JobState::kStopping || stopped_before_.contains(j.id)) return true;
   return j.state == model::JobState::kRunning && lookahead_.count() > 0 && j.expected_end <= now + lookahead_;
+}
+
+inline bool PassContext::NeededAsked(int slot) const {
+  using model::NodeState;
+  if (sparse_) {  // a slot is a position: the index's record tells
+    if (slot < 0 || static_cast<size_t>(slot) >= state.nodes.size()) return false;
+    const auto& n = index->node(static_cast<size_t>(slot));
+    return n.state == NodeState::kProvisioning || (n.state == NodeState::kReady && n.free == n.gpus);
+  }
+  // A slot past the listed nodes is a template a step added (a node not
+  // bought yet), which no step asks about.
+  if (slot < 0 || static_cast<size_t>(slot) >= node_at_.size()) return false;
+  const model::Node* n = node_at_[slot];
+  return n != nullptr && (n->state == NodeState::kProvisioning || (n->state == NodeState::kReady && n->idle()));
 }
 
 inline int PassContext::SlotAt(size_t pos) const {

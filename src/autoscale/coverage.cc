@@ -258,7 +258,9 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     const model::Job* j = d.job;
     if (d.slice_units > 0) {
       Claim c{j->id, {}};
-      if (sched::PlaceSliceJob(spec, j->spec, &ctx->slices, &snap, &c.shares)) {
+      std::vector<model::NodeShare> placed;
+      if (sched::PlaceSliceJob(spec, j->spec, &ctx->slices, &snap, &placed)) {
+        c.shares.assign(placed.begin(), placed.end());
         for (const auto& sh : c.shares) ctx->needed.insert(sh.node);
         plan->covered.push_back(std::move(c));
       } else {
@@ -287,7 +289,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
       Claim c{j->id, {}};
       for (const auto& s : shares) {
         c.shares.push_back({snap.id(s.slot), s.workers});
-        ctx->needed.insert(snap.id(s.slot));
+        ctx->NeedSlot(s.slot);
       }
       plan->covered.push_back(std::move(c));
       d.workers_left = o.gang_aware ? 0 : d.workers_left - fit;

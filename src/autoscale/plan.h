@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/time.h"
 #include "model/cluster.h"
 
@@ -61,7 +62,8 @@ struct Action {
 // bought for it. Template nodes this plan buys have negative ids.
 struct Claim {
   model::JobId job = 0;
-  std::vector<model::NodeShare> shares;
+  // Most covered jobs fit on one node: no allocation for them.
+  absl::InlinedVector<model::NodeShare, 1> shares;
 };
 
 struct ScalingPlan {

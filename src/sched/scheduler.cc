@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "sched/eligibility.h"
@@ -22,13 +23,7 @@ using model::JobState;
 using model::Node;
 using model::NodeState;
 
-// GPUs returning to a slot at a time: a running job ending, or a booting node
-// joining.
-struct Release {
-  Timestamp time;
-  int slot;
-  int gpus;
-};
+using Release = ScheduleScratch::Release;
 
 // GPUs per slot, with the slots written listed: every other entry is 0, and
 // Clear makes all of them 0 again without a pass over the array.
@@ -163,9 +158,10 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
 
   bool any_mig = false;
   for (const auto& p : spec.pools) any_mig |= p.mig.enabled();
-  auto placeable = [&](const Node& n) {
-    return n.state == NodeState::kReady || (n.state == NodeState::kProvisioning && options_.place_on_provisioning);
+  auto placeable_state = [&](NodeState st) {
+    return st == NodeState::kReady || (st == NodeState::kProvisioning && options_.place_on_provisioning);
   };
+  auto placeable = [&](const Node& n) { return placeable_state(n.state); };
   // A driver's index answers what this pass would otherwise scan every node
   // and job for (model/state_index.h); the decisions are the same. Slices
   // read every node's GPUs, so a cluster with MIG pools scans.
@@ -182,7 +178,13 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
     if (!any_free) return out;
   }
   std::vector<const Job*> active;  // scanned only without an index
-  std::vector<const Job*> pending;
+  // The lists' memory from an earlier pass, given back when this one returns.
+  std::unique_ptr<ScheduleScratch> scratch = scratch_.Take();
+  if (scratch == nullptr) scratch = std::make_unique<ScheduleScratch>();
+  scratch->pending.clear();
+  scratch->releases.clear();
+  absl::Cleanup give_back = [&] { scratch_.Give(std::move(scratch)); };
+  std::vector<const Job*>& pending = scratch->pending;
   if (idx != nullptr) {
     pending.reserve(idx->pending().size());
     for (const auto& q : idx->pending()) pending.push_back(&state.jobs[q.pos]);
@@ -284,7 +286,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
     }
     if (slot_at[pos] < 0) {
       slot_at[pos] = snap.size() + static_cast<int>(extra_pools.size());
-      extra_pools.push_back(state.nodes[pos].pool);
+      extra_pools.push_back(idx->node(pos).pool);
     }
     return slot_at[pos];
   };
@@ -335,7 +337,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
     return a.time != b.time ? a.time > b.time : a.node != b.node ? a.node > b.node : a.slot > b.slot;
   };
   std::optional<std::vector<Due>> heap;
-  std::vector<Release> sorted;
+  std::vector<Release>& sorted = scratch->releases;
   // With an index, releases come in time order without a heap: the jobs by
   // expected end, merged with the joining nodes by the time they join.
   // A job's record and its shares lie apart, in no order: the job kAhead
@@ -362,7 +364,7 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
       const Timestamp end_at = e != ends.end() ? std::max(e->at, now) : kInfiniteFuture;
       if (next_join < joins->size() && (*joins)[next_join].first <= end_at) {
         const auto [at, p] = (*joins)[next_join++];
-        sorted.push_back({at, extra_slot(p), state.nodes[p].gpus});
+        sorted.push_back({at, extra_slot(p), idx->node(p).gpus});
         continue;
       }
       if (ahead != ends.end()) {
@@ -373,8 +375,8 @@ SchedulerOutput Scheduler::Schedule(const ClusterState& state, Timestamp now, Ke
       const Job& j = state.jobs[(e++)->pos];
       for (const auto& sh : j.alloc) {
         if (sh.units > 0) continue;  // a slice frees a whole GPU only sometimes; not counted
-        const int p = idx->NodePos(sh.node);
-        if (p < 0 || !placeable(state.nodes[p])) continue;
+        const int p = idx->NodePos(sh.node);  // reads the index's record of the node: not the node's
+        if (p < 0 || !placeable_state(idx->node(p).state)) continue;
         sorted.push_back({end_at, extra_slot(static_cast<size_t>(p)), sh.workers * j.spec.gpus_per_worker});
       }
     }

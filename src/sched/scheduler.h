@@ -59,6 +59,21 @@ struct SlotGpusMemory {
   std::vector<uint32_t> written;  // the entries a pass wrote, to zero after it
 };
 
+// The lists a pass fills, kept between passes for their memory (as
+// free_at_ is): the pending jobs in queue order, and the releases a
+// reservation reads in time order.
+struct ScheduleScratch {
+  // GPUs returning to a slot at a time: a running job ending, or a booting
+  // node joining.
+  struct Release {
+    Timestamp time;
+    int slot;
+    int gpus;
+  };
+  std::vector<const model::Job*> pending;
+  std::vector<Release> releases;
+};
+
 class Scheduler {
  public:
   explicit Scheduler(SchedulerOptions options) : options_(options) {}
@@ -78,6 +93,7 @@ class Scheduler {
   // entry 0 (a pass zeroes only those it wrote): a cache of memory, not of
   // decisions.
   mutable Spare<SlotGpusMemory> free_at_;
+  mutable Spare<ScheduleScratch> scratch_;
 };
 
 }  // namespace tide::sched

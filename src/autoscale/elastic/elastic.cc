@@ -226,7 +226,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
         Action a = Resize(*ctx, j, w + placed, why);
         for (const auto& s : shares) {
           a.resize.add.push_back({ctx->Snap().id(s.slot), s.workers});
-          ctx->needed.insert(ctx->Snap().id(s.slot));  // busy from now on: not idle for release
+          ctx->NeedSlot(s.slot);  // busy from now on: not idle for release
         }
         ctx->touched.insert(j.id);
         plan->actions.push_back(std::move(a));
@@ -384,7 +384,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
     Action a = Resize(*ctx, *j, j->Workers() + placed, "free capacity on running nodes");
     for (const auto& s : shares) {
       a.resize.add.push_back({ctx->Snap().id(s.slot), s.workers});
-      ctx->needed.insert(ctx->Snap().id(s.slot));
+      ctx->NeedSlot(s.slot);
     }
     ctx->touched.insert(j->id);
     plan->actions.push_back(std::move(a));

@@ -148,7 +148,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     snap.PlacePreferring(sched::PlacementPreference(ctx->spec, job.spec, d.pools), g, w, &shares);
     fork.Commit();
     hopeless.clear();  // the what-if changed
-    for (const auto& s : shares) ctx->needed.insert(snap.id(s.slot));
+    for (const auto& s : shares) ctx->NeedSlot(s.slot);
     ctx->disruption_allowance -= static_cast<int>(nodes.size());
     Action a;
     a.kind = ActionKind::kPreempt;

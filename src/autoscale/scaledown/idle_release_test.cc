@@ -2,6 +2,7 @@
 
 #include "autoscale/coverage.h"
 
+#include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -32,6 +33,23 @@ class IdleReleaseTest : public ::testing::Test {
   model::ClusterSpec spec_;
   model::ClusterState state_;
 };
+
+// `needed` is asked about idle ready nodes (here) and booting ones (boot
+// spares) only; NeedSlot leaves out a ready node busy now, and enters the rest.
+TEST_F(IdleReleaseTest, NeedSlotEntersOnlyNodesThatCouldBeAskedAbout) {
+  state_.nodes = {ReadyNode(1, 0, 8, 2), ReadyNode(2, 0, 8, 8), testing::BootingNode(3, 0, 8, 300)};
+  PassContext ctx(state_, At(0));
+  IndexState(&ctx);
+  auto snap = std::make_unique<sched::CapacitySnapshot>(2, 8);
+  for (const auto& n : state_.nodes) ctx.AddToWhatIf(&n, snap->AddNode(n.id, n.pool, n.gpus, n.free_gpus));
+  ctx.SetDense(std::move(snap));
+  const int bought = ctx.Snap().AddNode(-1, 0, 8, 8);  // a node a step buys: a template past the nodes
+  for (int slot = 0; slot <= bought; ++slot) ctx.NeedSlot(slot);
+  EXPECT_FALSE(ctx.needed.contains(1)) << "ready and busy: no step asks about it";
+  EXPECT_TRUE(ctx.needed.contains(2));
+  EXPECT_TRUE(ctx.needed.contains(3));
+  EXPECT_FALSE(ctx.needed.contains(-1)) << "not bought yet: no step asks about it";
+}
 
 TEST_F(IdleReleaseTest, ReleasesAfterTenMinutesOldestFirstAndKeepsMin) {
   state_.nodes = {ReadyNode(1, 0, 8, 8, /*idle_since=*/100), ReadyNode(2, 0, 8, 8, 50), ReadyNode(3, 0, 8, 8, 0)};
