@@ -302,17 +302,19 @@ inline bool PassContext::Freeing(const model::Job& j) const {
 }
 
 inline bool PassContext::NeededAsked(int slot) const {
-  using model::NodeState;
+  auto asked = [](model::NodeState st, bool idle) {
+    return st == model::NodeState::kProvisioning || (st == model::NodeState::kReady && idle);
+  };
   if (sparse_) {  // a slot is a position: the index's record tells
     if (slot < 0 || static_cast<size_t>(slot) >= state.nodes.size()) return false;
     const auto& n = index->node(static_cast<size_t>(slot));
-    return n.state == NodeState::kProvisioning || (n.state == NodeState::kReady && n.free == n.gpus);
+    return asked(n.state, n.free == n.gpus);
   }
   // A slot past the listed nodes is a template a step added (a node not
   // bought yet), which no step asks about.
   if (slot < 0 || static_cast<size_t>(slot) >= node_at_.size()) return false;
   const model::Node* n = node_at_[slot];
-  return n != nullptr && (n->state == NodeState::kProvisioning || (n->state == NodeState::kReady && n->idle()));
+  return n != nullptr && asked(n->state, n->idle());
 }
 
 inline int PassContext::SlotAt(size_t pos) const {

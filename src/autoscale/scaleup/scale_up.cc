@@ -13,7 +13,6 @@ namespace {
 
 using model::ClusterSpec;
 using model::Job;
-using model::NodeState;
 
 // The first served jobs' names. They come from the demands, not from the
 // pass's job index: building that index for a queue of 100,000 costs more
@@ -324,15 +323,14 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
   // Existing nodes the served jobs landed on are needed, not idle. Committed
   // rounds only take GPUs, so the nodes in use after the last round are
   // those of every round (new nodes have negative ids until they exist).
-  // (Only those `needed` could be asked about: NeedSlot.)
+  // Of those, only the ones `needed` could be asked about go in (NeededAsked).
   if (committed) {
     for (int s = 0; s < snap.size(); ++s) {
       if (snap.absent(s)) {
-        // A node of a sparse what-if no step touched: as it is in the state,
-        // so busy now; of those, only a booting one could be asked about.
+        // A node of a sparse what-if no step touched: as it is in the state.
         if (static_cast<size_t>(s) < ctx->state.nodes.size() && ctx->InSparseWhatIf(s)) {
           const auto& n = ctx->index->node(s);
-          if (n.free < n.gpus && n.state == NodeState::kProvisioning) ctx->needed.insert(n.id);
+          if (n.free < n.gpus && ctx->NeededAsked(s)) ctx->needed.insert(n.id);
         }
         continue;
       }
