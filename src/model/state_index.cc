@@ -483,17 +483,11 @@ void StateIndex::Sync(const ClusterState& state) {
 }
 
 bool StateIndex::MayHavePending(const ClusterState& state) const {
-  // An untouched job is as the index read it: one it lists as pending still
-  // waits. Most often every job it lists was touched (they started), and
-  // there are few.
-  auto touched = [&](size_t pos) { return pos < job_touched_.size() && job_touched_[pos] != 0; };
-  if (pending_.size() > touched_jobs_.size()) return true;
-  for (const Queued& q : pending_) {
-    if (!touched(q.pos)) return true;
-  }
-  // The touched jobs are read as they are now.
+  if (!pending_.empty()) return true;
+  // An untouched job is as the index read it: not pending.
   for (const uint32_t pos : touched_jobs_) {
-    if (pos < state.jobs.size() && touched(pos) && state.jobs[pos].state == JobState::kPending) {
+    if (pos < state.jobs.size() && pos < job_touched_.size() && job_touched_[pos] &&
+        state.jobs[pos].state == JobState::kPending) {
       return true;
     }
   }
