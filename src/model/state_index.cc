@@ -482,18 +482,6 @@ void StateIndex::Sync(const ClusterState& state) {
   dirty_ = false;
 }
 
-bool StateIndex::MayHavePending(const ClusterState& state) const {
-  if (!pending_.empty()) return true;
-  // An untouched job is as the index read it: not pending.
-  for (const uint32_t pos : touched_jobs_) {
-    if (pos < state.jobs.size() && pos < job_touched_.size() && job_touched_[pos] &&
-        state.jobs[pos].state == JobState::kPending) {
-      return true;
-    }
-  }
-  return false;
-}
-
 int64_t StateIndex::EverSlots(uint64_t pool_mask, int gpus_per_worker) const {
   if (gpus_per_worker <= 0) return 0;
   int64_t slots = 0;

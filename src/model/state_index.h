@@ -198,10 +198,6 @@ class StateIndex {
   // Reads every touched job and node of `state`, which is then the state
   // IndexFor() answers for until the next Touch or Remove.
   void Sync(const ClusterState& state);
-  // Whether a Sync with `state` now could leave a job pending: false only
-  // when none is, read without syncing (the pending jobs the index knows of,
-  // and the touched jobs).
-  bool MayHavePending(const ClusterState& state) const;
   // Where this index differs from a fresh Build of `state` (empty: nowhere).
   std::string Diff(const ClusterState& state) const;
 

@@ -232,10 +232,6 @@ TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
           break;
       }
       EXPECT_EQ(IndexFor(state), nullptr) << "a changed state must not be read through a stale index";
-      // Never says none waits while one does, synced or not.
-      const bool any_pending = std::any_of(state.jobs.begin(), state.jobs.end(),
-                                           [](const Job& j) { return j.state == JobState::kPending; });
-      if (any_pending) ASSERT_TRUE(index.MayHavePending(state)) << "seed " << seed << ", step " << step;
       if (rng.UniformInt(0, 4) == 0) {
         index.Sync(state);
         ASSERT_EQ(IndexFor(state), &index);
@@ -249,41 +245,6 @@ TEST(StateIndexTest, KeptUpToDateMatchesAFreshBuild) {
       }
     }
   }
-}
-
-TEST(StateIndexTest, SaysWhetherAJobMayWaitWithoutSyncing) {
-  ClusterState state;
-  Job running;
-  running.id = 1;
-  running.state = JobState::kRunning;
-  state.jobs.push_back(running);
-  StateIndex index = StateIndex::Build(state);
-  EXPECT_FALSE(index.MayHavePending(state));
-  // A job that arrives waits, before any Sync.
-  Job waiting;
-  waiting.id = 2;
-  state.jobs.push_back(waiting);
-  index.TouchJob(1);
-  EXPECT_TRUE(index.MayHavePending(state));
-  index.Sync(state);
-  EXPECT_TRUE(index.MayHavePending(state));
-  // It starts. Until a Sync the index still lists it as waiting, and says
-  // one may wait (never the other way round); after, none does.
-  state.jobs[1].state = JobState::kStarting;
-  index.TouchJob(1);
-  EXPECT_TRUE(index.MayHavePending(state));
-  index.Sync(state);
-  EXPECT_FALSE(index.MayHavePending(state));
-  // The running one is requeued.
-  state.jobs[0].state = JobState::kPending;
-  index.TouchJob(0);
-  EXPECT_TRUE(index.MayHavePending(state));
-  // A waiting job removed (cancelled) leaves none.
-  index.Sync(state);
-  index.RemoveJob(0);
-  state.jobs[0] = state.jobs.back();
-  state.jobs.pop_back();
-  EXPECT_FALSE(index.MayHavePending(state));
 }
 
 TEST(StateIndexTest, AnswersTheQuestionsOfAPass) {

@@ -80,8 +80,6 @@ class Scheduler {
   const SchedulerOptions& options() const { return options_; }
 
   // Decides which pending jobs of `state` start at `now`. Pure; thread-safe.
-  // With no pending job it returns no placement at once, and touches `kept`
-  // not at all: a driver may skip such a pass.
   //
   // A driver whose state has an index (model/state_index.h) may also pass
   // the capacity snapshot it keeps between passes (sched/kept_capacity.h):

@@ -306,10 +306,6 @@ Status Simulator::RunScheduler(Timestamp now) {
   // The scheduler reads no job's progress, and every transition computes it
   // from the job's segments; only an observer looks at it here.
   if (observer_) RefreshJobs(now);
-  // With no job waiting, a pass starts nothing and changes nothing
-  // (sched/scheduler.h): it is not run, and what changed is read by the
-  // next pass's Sync.
-  if (observer_ == nullptr && !index_.MayHavePending(state_)) return OkStatus();
   TIDE_RETURN_IF_ERROR(SyncIndex());
   const sched::SchedulerOutput out = scheduler_.Schedule(state_, now, &kept_capacity_);
   if (options_.check_index) {
