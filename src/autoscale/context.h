@@ -288,6 +288,10 @@ struct PassContext {
 
 // Builds the sparse what-if of `ctx` (coverage.cc).
 void BuildSparseWhatIf(const PassContext& ctx);
+// The GPUs free in the sparse what-if of `ctx` as BuildSparseWhatIf makes it
+// (its total_free() before any step takes from it), added up without
+// building it.
+int64_t SparseWhatIfFree(const PassContext& ctx);
 
 inline sched::CapacitySnapshot& PassContext::Snap() const {
   if (snap_ == nullptr) BuildSparseWhatIf(*this);

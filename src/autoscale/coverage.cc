@@ -130,10 +130,47 @@ void GiveBack(const PassContext& ctx, const model::Job& j) {
 
 }  // namespace
 
+namespace {
+
+// Calls f(job) for each job whose GPUs the sparse what-if counts as given
+// back, without reading every running job: the stopping ones, those this
+// pass stopped before coverage, then running ones by expected end up to the
+// lookahead (the entries say all that is asked of a job until it is given
+// back). The order does not matter: the GPUs are only added up.
+template <typename F>
+void ForEachFreeing(const PassContext& ctx, F&& f) {
+  const model::StateIndex* x = ctx.index;
+  const std::vector<model::Job>& jobs = ctx.state.jobs;
+  x->stopping().ForEach([&](size_t pos) { f(jobs[pos]); });
+  for (model::JobId id : ctx.stopped_before()) {
+    const int pos = x->JobPos(id);
+    if (pos >= 0 && x->active().contains(pos) && !x->stopping().contains(pos)) f(jobs[pos]);
+  }
+  if (ctx.lookahead().count() <= 0) return;
+  // A job's record and its shares lie apart, in no order: each is asked for
+  // a few jobs ahead (the record's two lines read here kAhead ahead, its
+  // shares half as far).
+  absl::InlinedVector<uint32_t, 64> due;
+  for (const auto& e : x->ends()) {
+    if (!e.running || ctx.stopped_before().contains(e.id)) continue;
+    if (e.at > ctx.now + ctx.lookahead()) break;
+    due.push_back(e.pos);
+  }
+  for (size_t i = 0; i < due.size(); ++i) {
+    if (i + kAhead < due.size()) {
+      __builtin_prefetch(&jobs[due[i + kAhead]].alloc);
+      __builtin_prefetch(&jobs[due[i + kAhead]].spec.gpus_per_worker);  // another line of the record
+    }
+    if (i + kAhead / 2 < due.size()) __builtin_prefetch(jobs[due[i + kAhead / 2]].alloc.data());
+    f(jobs[due[i]]);
+  }
+}
+
+}  // namespace
+
 void BuildSparseWhatIf(const PassContext& ctx) {
   const model::ClusterSpec& spec = ctx.spec;
   const model::StateIndex* x = ctx.index;
-  const std::vector<model::Job>& jobs = ctx.state.jobs;
   const int num_pools = static_cast<int>(spec.pools.size()), max_gpus = std::max(1, spec.MaxGpusPerNode());
   std::unique_ptr<sched::CapacitySnapshot> owned;
   if (ctx.spare != nullptr) owned = ctx.spare->Take();  // the last pass's, made anew
@@ -155,36 +192,27 @@ void BuildSparseWhatIf(const PassContext& ctx) {
   x->booting_free().ForEach(fill);
   AddPrewarmTemplates(ctx, &snap, nullptr);
   ctx.SetSparse(std::move(owned));
-  // The freeing jobs' GPUs, without reading every running job: the stopping
-  // ones, those this pass stopped before coverage, then running ones by
-  // expected end up to the lookahead (the entries say all that is asked of a
-  // job until it is given back). The order of giving does not matter: no
-  // fork is open.
-  auto give_back = [&](const model::Job& j) { GiveBack(ctx, j); };
-  x->stopping().ForEach([&](size_t pos) { give_back(jobs[pos]); });
-  for (model::JobId id : ctx.stopped_before()) {
-    const int pos = x->JobPos(id);
-    if (pos >= 0 && x->active().contains(pos) && !x->stopping().contains(pos)) give_back(jobs[pos]);
+  // The freeing jobs' GPUs. No fork is open.
+  ForEachFreeing(ctx, [&](const model::Job& j) { GiveBack(ctx, j); });
+}
+
+int64_t SparseWhatIfFree(const PassContext& ctx) {
+  // What BuildSparseWhatIf adds up, node by node: the GPUs free now on the
+  // nodes it holds, the templates', and what the freeing jobs give back to
+  // the nodes it holds (GiveBack, through GiveTo).
+  int64_t free = ctx.SparseFreeNow();
+  for (size_t p = 0; p < ctx.spec.pools.size(); ++p) {
+    free += int64_t{ctx.extra_nodes[p]} * ctx.spec.pools[p].type.gpus;
   }
-  if (ctx.lookahead().count() > 0) {
-    // A job's record and its shares lie apart, in no order: each is asked
-    // for a few jobs ahead (the record's two lines read here kAhead ahead,
-    // its shares half as far).
-    absl::InlinedVector<uint32_t, 64> due;
-    for (const auto& e : x->ends()) {
-      if (!e.running || ctx.stopped_before().contains(e.id)) continue;
-      if (e.at > ctx.now + ctx.lookahead()) break;
-      due.push_back(e.pos);
+  const model::StateIndex* x = ctx.index;
+  ForEachFreeing(ctx, [&](const model::Job& j) {
+    for (const auto& sh : j.alloc) {
+      if (sh.units > 0) continue;
+      const int pos = x->NodePos(sh.node);
+      if (pos >= 0 && ctx.InSparseWhatIf(static_cast<size_t>(pos))) free += int64_t{sh.workers} * j.spec.gpus_per_worker;
     }
-    for (size_t i = 0; i < due.size(); ++i) {
-      if (i + kAhead < due.size()) {
-        __builtin_prefetch(&jobs[due[i + kAhead]].alloc);
-        __builtin_prefetch(&jobs[due[i + kAhead]].spec.gpus_per_worker);  // another line of the record
-      }
-      if (i + kAhead / 2 < due.size()) __builtin_prefetch(jobs[due[i + kAhead / 2]].alloc.data());
-      give_back(jobs[due[i]]);
-    }
-  }
+  });
+  return free;
 }
 
 void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan) {

@@ -99,18 +99,21 @@ void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   const auto expected = Expected(ctx->state, now, horizon, &days, &ctx->forecast_starts);
   if (!expected || *expected <= 0) return;
   ctx->forecast_expects = true;
-  // A sparse what-if not built yet has had nothing taken from it: it holds
-  // at least the GPUs free now and those of the nodes this pass buys. When
-  // they cover the forecast, it need not be built to say so.
+  // Free GPUs the what-if has left: ready, booting, and soon freed, after
+  // every pending job's claim. A sparse what-if not built yet has had
+  // nothing taken from it: it holds at least the GPUs free now and those of
+  // the nodes this pass buys (when they cover the forecast, nothing more is
+  // read), and what it holds is added up without building it.
+  double free;
   if (ctx->sparse() && !ctx->HasSnap()) {
     double least = 0;
     for (size_t q = 0; q < ctx->spec.pools.size(); ++q) least += double{1} * ctx->extra_nodes[q] * ctx->spec.pools[q].type.gpus;
     least += static_cast<double>(ctx->SparseFreeNow());
     if (*expected - least <= 0) return;
+    free = static_cast<double>(SparseWhatIfFree(*ctx));
+  } else {
+    free = static_cast<double>(ctx->Snap().total_free());
   }
-  // Free GPUs the what-if has left: ready, booting, and soon freed, after
-  // every pending job's claim.
-  const double free = static_cast<double>(ctx->Snap().total_free());
   const double short_by = *expected - free;
   if (short_by <= 0) return;
   const int nodes = std::min(ctx->max_nodes[pool] - ctx->live[pool],
