@@ -85,7 +85,8 @@ struct Gathered {
   Timestamp movable_at = kInfiniteFuture;
   int most_gpus = 0;
   // How many of the views not emptied in this pass have each number of GPUs
-  // free, per pool: [pool * (most_gpus + 1) + free].
+  // free, per pool: [pool * (most_gpus + 1) + free]. From the index, counted
+  // only when a node may be a source (empty, and most_gpus 0, otherwise).
   std::vector<int> with_free;
   int& Count(int pool, int free) { return with_free[static_cast<size_t>(pool) * (most_gpus + 1) + free]; }
 };
@@ -134,39 +135,48 @@ void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const P
                    const model::StateIndex& x, absl::FunctionRef<PoolStand(int)> stand, Gathered* g) {
   const model::ClusterSpec& spec = ctx.spec;
   const Timestamp now = ctx.now;
-  // Every candidate and destination is a node in use, counted by the index,
-  // or an idle node that stays (KeptIdle), counted here: none has more GPUs
-  // free than the counts span.
-  std::vector<const model::StateIndex::NodeFacts*> kept_idle;
-  x.idle().ForEach([&](size_t pos) {
-    const auto& n = x.node(pos);
-    if (KeptIdle(spec, release_reserved, n) && !ctx.leaving.contains(n.id)) kept_idle.push_back(&n);
-  });
-  int span = 1;
-  for (size_t p = 0; p < spec.pools.size(); ++p) span = std::max(span, x.InUseSpan(static_cast<int>(p)));
-  for (const auto* n : kept_idle) span = std::max(span, n->free + 1);
-  g->most_gpus = span - 1;
-  g->with_free.assign(spec.pools.size() * span, 0);
-  for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
-    for (int f = 0; f < x.InUseSpan(p); ++f) g->Count(p, f) = x.InUseCount(p, f);
-  }
-  for (const auto* n : kept_idle) ++g->Count(n->pool, n->free);
-  int top = 0;  // the most GPUs free on a destination
-  for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
-    for (int f = 0; f < span; ++f) top = g->Count(p, f) > 0 ? std::max(top, f) : top;
-  }
-  for (const model::NodeId id : ctx.leaving) {
-    const int pos = x.NodePos(id);
-    if (pos < 0) continue;
-    const auto& n = x.node(pos);
-    if (!model::StateIndex::InUse(n) || n.free < 0) continue;
-    if (--g->Count(n.pool, n.free) == 0 && n.free == top) {  // the most free may be fewer now
-      top = 0;
-      for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
-        for (int f = 0; f <= g->most_gpus; ++f) top = g->Count(p, f) > 0 ? std::max(top, f) : top;
+  // The destinations, counted by pool and GPUs free, and the most GPUs free
+  // on one (`top`): worked out when a pool open to consolidation first has a
+  // node that may be a source. Most passes have none (the nodes in use ran
+  // their jobs for less than min_run, or the pools are at their minimum or
+  // growing), and then nothing reads the counts: no source is left to move.
+  int top = 0;
+  bool counted = false;
+  auto count_destinations = [&] {
+    counted = true;
+    // Every candidate and destination is a node in use, counted by the
+    // index, or an idle node that stays (KeptIdle), counted here: none has
+    // more GPUs free than the counts span.
+    std::vector<const model::StateIndex::NodeFacts*> kept_idle;
+    x.idle().ForEach([&](size_t pos) {
+      const auto& n = x.node(pos);
+      if (KeptIdle(spec, release_reserved, n) && !ctx.leaving.contains(n.id)) kept_idle.push_back(&n);
+    });
+    int span = 1;
+    for (size_t p = 0; p < spec.pools.size(); ++p) span = std::max(span, x.InUseSpan(static_cast<int>(p)));
+    for (const auto* n : kept_idle) span = std::max(span, n->free + 1);
+    g->most_gpus = span - 1;
+    g->with_free.assign(spec.pools.size() * span, 0);
+    for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
+      for (int f = 0; f < x.InUseSpan(p); ++f) g->Count(p, f) = x.InUseCount(p, f);
+    }
+    for (const auto* n : kept_idle) ++g->Count(n->pool, n->free);
+    for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
+      for (int f = 0; f < span; ++f) top = g->Count(p, f) > 0 ? std::max(top, f) : top;
+    }
+    for (const model::NodeId id : ctx.leaving) {
+      const int pos = x.NodePos(id);
+      if (pos < 0) continue;
+      const auto& n = x.node(pos);
+      if (!model::StateIndex::InUse(n) || n.free < 0) continue;
+      if (--g->Count(n.pool, n.free) == 0 && n.free == top) {  // the most free may be fewer now
+        top = 0;
+        for (int p = 0; p < static_cast<int>(spec.pools.size()); ++p) {
+          for (int f = 0; f <= g->most_gpus; ++f) top = g->Count(p, f) > 0 ? std::max(top, f) : top;
+        }
       }
     }
-  }
+  };
   // The earliest start, after now - min_run, of a job that could be moved
   // now, on a node in use that is not leaving.
   const auto& starts = x.starts();
@@ -199,6 +209,7 @@ void GatherIndexed(const ConsolidationOptions& o, bool release_reserved, const P
       }
       continue;
     }
+    if (!counted) count_destinations();
     for (int b = 0; b < static_cast<int>(buckets->size()); ++b) {
       const auto& settled = (*buckets)[b];
       // With more GPUs per worker than any destination has free, the lead
