@@ -290,8 +290,10 @@ struct PassContext {
 void BuildSparseWhatIf(const PassContext& ctx);
 // The GPUs free in the sparse what-if of `ctx` as BuildSparseWhatIf makes it
 // (its total_free() before any step takes from it), added up without
-// building it.
+// building it; and of those, the ones free now and on the templates, without
+// the freeing jobs' (a bound below, with no job read).
 int64_t SparseWhatIfFree(const PassContext& ctx);
+int64_t SparseWhatIfFreeNow(const PassContext& ctx);
 
 inline sched::CapacitySnapshot& PassContext::Snap() const {
   if (snap_ == nullptr) BuildSparseWhatIf(*this);

@@ -128,10 +128,6 @@ void GiveBack(const PassContext& ctx, const model::Job& j) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Calls f(job) for each job whose GPUs the sparse what-if counts as given
 // back, without reading every running job: the stopping ones, those this
 // pass stopped before coverage, then running ones by expected end up to the
@@ -196,14 +192,19 @@ void BuildSparseWhatIf(const PassContext& ctx) {
   ForEachFreeing(ctx, [&](const model::Job& j) { GiveBack(ctx, j); });
 }
 
-int64_t SparseWhatIfFree(const PassContext& ctx) {
-  // What BuildSparseWhatIf adds up, node by node: the GPUs free now on the
-  // nodes it holds, the templates', and what the freeing jobs give back to
-  // the nodes it holds (GiveBack, through GiveTo).
+int64_t SparseWhatIfFreeNow(const PassContext& ctx) {
   int64_t free = ctx.SparseFreeNow();
   for (size_t p = 0; p < ctx.spec.pools.size(); ++p) {
     free += int64_t{ctx.extra_nodes[p]} * ctx.spec.pools[p].type.gpus;
   }
+  return free;
+}
+
+int64_t SparseWhatIfFree(const PassContext& ctx) {
+  // What BuildSparseWhatIf adds up, node by node: the GPUs free now on the
+  // nodes it holds, the templates', and what the freeing jobs give back to
+  // the nodes it holds (GiveBack, through GiveTo).
+  int64_t free = SparseWhatIfFreeNow(ctx);
   const model::StateIndex* x = ctx.index;
   ForEachFreeing(ctx, [&](const model::Job& j) {
     for (const auto& sh : j.alloc) {

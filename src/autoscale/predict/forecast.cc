@@ -106,10 +106,7 @@ void Forecast::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // read), and what it holds is added up without building it.
   double free;
   if (ctx->sparse() && !ctx->HasSnap()) {
-    double least = 0;
-    for (size_t q = 0; q < ctx->spec.pools.size(); ++q) least += double{1} * ctx->extra_nodes[q] * ctx->spec.pools[q].type.gpus;
-    least += static_cast<double>(ctx->SparseFreeNow());
-    if (*expected - least <= 0) return;
+    if (*expected - static_cast<double>(SparseWhatIfFreeNow(*ctx)) <= 0) return;
     free = static_cast<double>(SparseWhatIfFree(*ctx));
   } else {
     free = static_cast<double>(ctx->Snap().total_free());
