@@ -156,8 +156,7 @@ void CapacitySnapshot::SetFree(int slot, int value) {
   const int base = n.pool * (max_level_ + 1);
   if (n.free > 0) LevelErase(base + n.free, slot);
   if (value > 0) LevelInsert(base + value, slot);
-  CountSlots(n.pool, n.free, -1);
-  CountSlots(n.pool, value, +1);
+  MoveSlots(n.pool, n.free, value);
   total_free_ += value - n.free;
   pool_free_[n.pool] += value - n.free;
   n.free = value;
@@ -168,6 +167,16 @@ void CapacitySnapshot::CountSlots(int pool, int free, int sign) {
   int64_t* row = &slots_[static_cast<size_t>(pool) * (max_level_ + 1)];
   const int* q = &quotient_[static_cast<size_t>(free) * quotient_stride_];
   for (int g = 1; g <= free; ++g) row[g] += sign * q[g];
+}
+
+void CapacitySnapshot::MoveSlots(int pool, int from, int to) {
+  if (stale_pools_ & PoolBit(pool)) return;  // counted again when read
+  int64_t* row = &slots_[static_cast<size_t>(pool) * (max_level_ + 1)];
+  // quotient_ holds f / g = 0 for g > f, so one walk to the larger does both.
+  const int* was = &quotient_[static_cast<size_t>(from) * quotient_stride_];
+  const int* now = &quotient_[static_cast<size_t>(to) * quotient_stride_];
+  const int top = std::max(from, to);
+  for (int g = 1; g <= top; ++g) row[g] += now[g] - was[g];
 }
 
 void CapacitySnapshot::RecountSlots(int pool) const {

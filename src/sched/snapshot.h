@@ -174,6 +174,8 @@ class CapacitySnapshot {
   // Adds `sign` times the workers of every size that `free` GPUs of `pool`
   // hold; nothing while the pool's counts are stale (they are made again).
   void CountSlots(int pool, int free, int sign);
+  // CountSlots(pool, from, -1) then CountSlots(pool, to, +1), in one walk.
+  void MoveSlots(int pool, int from, int to);
   // Sets slot `slot` to the node given, enters its free GPUs in the levels and marks its pool's counts stale.
   void Fill(int slot, model::NodeId id, int pool, int gpus, int free);
   // Finds the best-fit slot for one worker, or -1.

@@ -955,20 +955,24 @@ Status Simulator::RunAutoscaler(Timestamp now) {
       case autoscale::ActionKind::kScaleUp: {
         const auto& pool = spec_->pools[a.pool];
         int created = 0;
+        // A spot supply trace caps the pool's live nodes (those without
+        // notice): counted once, then with each node created here.
+        const int supply = pool.tier == model::Tier::kSpot ? SpotSupply(now) : INT32_MAX;
+        int live = 0;
+        if (supply != INT32_MAX) {
+          for (const auto& n : state_.nodes) live += n.pool == a.pool && n.reclaim_at == kInfiniteFuture;
+        }
         for (int i = 0; i < a.count; ++i) {
-          if (pool.tier == model::Tier::kSpot) {
-            int live = 0;
-            for (const auto& n : state_.nodes) live += n.pool == a.pool && n.reclaim_at == kInfiniteFuture;
-            if (live >= SpotSupply(now)) {
-              ++result_.nodes_create_failed;
-              auto& st = state_.pools[a.pool];
-              if (st.unavailable_since == kInfiniteFuture) st.unavailable_since = now;
-              st.last_failure = now;
-              continue;
-            }
+          if (supply != INT32_MAX && live >= supply) {
+            ++result_.nodes_create_failed;
+            auto& st = state_.pools[a.pool];
+            if (st.unavailable_since == kInfiniteFuture) st.unavailable_since = now;
+            st.last_failure = now;
+            continue;
           }
           CreateNode(a.pool, now, a.forecast);
           ++created;
+          ++live;
         }
         result_.spare_nodes += std::min(a.spares, created);
         Log(now, "scale-up",

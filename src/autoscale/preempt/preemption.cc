@@ -39,20 +39,23 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
     if (may && ctx->now >= d.submit + o_.after) top = std::max(top, d.priority);
   }
   std::vector<Candidate> all;
-  for (const Job* jp : ctx->active()) {
-    const Job& j = *jp;
-    if (j.priority >= top) continue;
-    if (j.state != JobState::kRunning || !j.spec.preemptible || j.spec.is_protected || j.spec.slice_units > 0) {
-      continue;  // a slice rarely frees a whole GPU
+  // No waiting job may preempt now: no running job is read (nor listed).
+  if (top != std::numeric_limits<int>::min()) {
+    for (const Job* jp : ctx->active()) {
+      const Job& j = *jp;
+      if (j.priority >= top) continue;
+      if (j.state != JobState::kRunning || !j.spec.preemptible || j.spec.is_protected || j.spec.slice_units > 0) {
+        continue;  // a slice rarely frees a whole GPU
+      }
+      // The what-if already counts a freeing job's GPUs as free.
+      if (ctx->Freeing(j)) continue;
+      sched::PoolMask pools = 0;
+      for (const auto& sh : j.alloc) {
+        if (const int slot = ctx->SlotOf(sh.node); slot >= 0) pools |= sched::PoolBit(snap.pool(slot));
+      }
+      if (pools == 0) continue;
+      all.push_back({&j, model::UnsavedWorkOf(ctx->state, j, ctx->now), j.priority, pools});
     }
-    // The what-if already counts a freeing job's GPUs as free.
-    if (ctx->Freeing(j)) continue;
-    sched::PoolMask pools = 0;
-    for (const auto& sh : j.alloc) {
-      if (const int slot = ctx->SlotOf(sh.node); slot >= 0) pools |= sched::PoolBit(snap.pool(slot));
-    }
-    if (pools == 0) continue;
-    all.push_back({&j, model::UnsavedWorkOf(ctx->state, j, ctx->now), j.priority, pools});
   }
   std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
     if (a.unsaved != b.unsaved) return a.unsaved < b.unsaved;
