@@ -35,14 +35,14 @@ class IdSet : public absl::flat_hash_set<int64_t> {
 // memory is not allocated again (PassContext::Reuse).
 struct PassScratch {
   std::vector<int> live, min_nodes, max_nodes, extra_nodes;
-  std::vector<const model::Job*> pending, elastic, active;
+  std::vector<const model::Job*> pending, elastic, elastic_async, elastic_below_max, active;
   std::vector<Demand> queued, demands;
   // Where the forecast found each day's window in the submission log last
   // time: hints to start its searches from, so never cleared.
   std::vector<size_t> forecast_starts;
   void Clear() {
     for (auto* v : {&live, &min_nodes, &max_nodes, &extra_nodes}) v->clear();
-    for (auto* v : {&pending, &elastic, &active}) v->clear();
+    for (auto* v : {&pending, &elastic, &elastic_async, &elastic_below_max, &active}) v->clear();
     for (auto* v : {&queued, &demands}) v->clear();
   }
 };
@@ -97,8 +97,9 @@ struct PassContext {
     }
     return active_;
   }
-  // The elastic ones of `active`, in the same order.
-  std::vector<const model::Job*> elastic;
+  // The elastic ones of `active`, in the same order; of those, the ones that
+  // run asynchronously, and the ones with fewer workers than their most.
+  std::vector<const model::Job*> elastic, elastic_async, elastic_below_max;
   // The driver's state index, if it has one synced with the state
   // (model/state_index.h): components read it rather than scan.
   const model::StateIndex* index = nullptr;
@@ -261,6 +262,8 @@ struct PassContext {
     extra_nodes.swap(s->extra_nodes);
     pending.swap(s->pending);
     elastic.swap(s->elastic);
+    elastic_async.swap(s->elastic_async);
+    elastic_below_max.swap(s->elastic_below_max);
     active_.swap(s->active);
     queued.swap(s->queued);
     demands.swap(s->demands);

@@ -45,6 +45,10 @@ void IndexState(PassContext* ctx) {
     ctx->active_known_ = false;  // listed when first asked
     ctx->elastic.clear();
     x->elastic().ForEach([&](size_t pos) { ctx->elastic.push_back(&jobs[pos]); });
+    ctx->elastic_async.clear();
+    x->elastic_async().ForEach([&](size_t pos) { ctx->elastic_async.push_back(&jobs[pos]); });
+    ctx->elastic_below_max.clear();
+    x->elastic_below_max().ForEach([&](size_t pos) { ctx->elastic_below_max.push_back(&jobs[pos]); });
     ctx->pending.clear();
     ctx->pending.reserve(x->pending().size());
     ctx->queued.clear();
@@ -89,8 +93,13 @@ void IndexState(PassContext* ctx) {
     }
   }
   ctx->elastic.clear();
+  ctx->elastic_async.clear();
+  ctx->elastic_below_max.clear();
   for (const model::Job* j : ctx->active_) {
-    if (j->spec.elastic()) ctx->elastic.push_back(j);
+    if (!j->spec.elastic()) continue;
+    ctx->elastic.push_back(j);
+    if (j->spec.async) ctx->elastic_async.push_back(j);
+    if (j->Workers() < j->spec.MaxWorkers()) ctx->elastic_below_max.push_back(j);
   }
   const std::vector<uint32_t> order = sched::QueueOrder(keys);
   ctx->pending.clear();

@@ -56,6 +56,8 @@ StateIndex::JobRec StateIndex::Read(const Job& j) const {
     r.stopping = j.state == JobState::kStopping;
     r.running = j.state == JobState::kRunning;
     r.elastic = j.spec.elastic();
+    r.async = r.elastic && j.spec.async;
+    r.below_max = r.elastic && j.Workers() < j.spec.MaxWorkers();
     if (!placement_) return r;
     r.started = j.started;
     r.movable = CouldMove(j);
@@ -78,6 +80,8 @@ void StateIndex::Enter(const JobRec& r, size_t pos) {
     active_.insert(pos);
     if (r.stopping) stopping_.insert(pos);
     if (r.elastic) elastic_.insert(pos);
+    if (r.async) elastic_async_.insert(pos);
+    if (r.below_max) elastic_below_max_.insert(pos);
     ends_.insert(End{r.end, r.id, p, r.running});
   }
 }
@@ -90,6 +94,8 @@ void StateIndex::Leave(const JobRec& r, size_t pos) {
     active_.erase(pos);
     stopping_.erase(pos);
     elastic_.erase(pos);
+    elastic_async_.erase(pos);
+    elastic_below_max_.erase(pos);
     ends_.erase(End{r.end, r.id, static_cast<uint32_t>(pos), r.running});
   }
 }
@@ -269,7 +275,7 @@ void StateIndex::Move(const JobRec& r, size_t from, size_t to) {
     const auto it = pending_.find(Queued{r.priority, r.submit, r.id, 0});
     if (it != pending_.end()) const_cast<Queued&>(*it).pos = p;
   } else if (r.kind == 2) {
-    for (PosSet* s : {&active_, &stopping_, &elastic_}) {
+    for (PosSet* s : {&active_, &stopping_, &elastic_, &elastic_async_, &elastic_below_max_}) {
       if (s->contains(from)) {
         s->erase(from);
         s->insert(to);
@@ -350,6 +356,8 @@ StateIndex StateIndex::Build(const ClusterState& state, bool placement) {
       x.active_.insert(i);
       if (r.stopping) x.stopping_.insert(i);
       if (r.elastic) x.elastic_.insert(i);
+      if (r.async) x.elastic_async_.insert(i);
+      if (r.below_max) x.elastic_below_max_.insert(i);
       ends.push_back({r.end, r.id, static_cast<uint32_t>(i), r.running});
       x.Place(r, i, +1);
     }
@@ -553,6 +561,8 @@ std::string StateIndex::Diff(const ClusterState& state) const {
   if (!(active_ == fresh.active_)) out.push_back("active");
   if (!(stopping_ == fresh.stopping_)) out.push_back("stopping");
   if (!(elastic_ == fresh.elastic_)) out.push_back("elastic");
+  if (!(elastic_async_ == fresh.elastic_async_)) out.push_back("elastic_async");
+  if (!(elastic_below_max_ == fresh.elastic_below_max_)) out.push_back("elastic_below_max");
   if (!(staying_ == fresh.staying_)) out.push_back("staying");
   if (!same(ends_, fresh.ends_)) out.push_back(StrCat("ends (", ends_.size(), " vs ", fresh.ends_.size(), ")"));
   if (!(ready_free_ == fresh.ready_free_)) out.push_back("ready_free");

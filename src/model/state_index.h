@@ -228,6 +228,11 @@ class StateIndex {
   const absl::btree_set<End>& ends() const { return ends_; }
   const PosSet& stopping() const { return stopping_; }
   const PosSet& elastic() const { return elastic_; }  // holding GPUs, and elastic
+  // The elastic ones that run asynchronously (the only ones utilisation
+  // scaling resizes), and those with fewer workers than their most (the only
+  // ones that may grow): few of them, where a pass would read every elastic job.
+  const PosSet& elastic_async() const { return elastic_async_; }
+  const PosSet& elastic_below_max() const { return elastic_below_max_; }
   // Nodes by what a pass looks for. A node may be in several.
   const PosSet& ready_free() const { return ready_free_; }      // ready, a GPU free
   const PosSet& booting() const { return booting_; }            // provisioning
@@ -317,6 +322,8 @@ class StateIndex {
     bool stopping = false;
     bool running = false;
     bool elastic = false;
+    bool async = false;      // elastic, and JobSpec::async
+    bool below_max = false;  // elastic, and Workers() < MaxWorkers()
     int priority = 0;
     Timestamp submit{};
     Timestamp end{};
@@ -368,7 +375,7 @@ class StateIndex {
   absl::btree_set<Queued> pending_;
   PosSet active_;
   absl::btree_set<End> ends_;
-  PosSet stopping_, elastic_;
+  PosSet stopping_, elastic_, elastic_async_, elastic_below_max_;
   PosSet ready_free_, booting_, booting_free_, noticed_, idle_, staying_;
   std::vector<int> live_, staying_count_;
   std::vector<int64_t> staying_free_;  // [pool]: staying_free()

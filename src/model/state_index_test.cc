@@ -48,6 +48,8 @@ Job RandomJob(Rng& rng, JobId id, NodeId nodes = 1) {
   if (rng.UniformInt(0, 3) == 0) {
     j.spec.min_workers = 1;
     j.spec.max_workers = 3;
+    j.spec.async = rng.Bernoulli(0.5);
+    j.workers = static_cast<int>(rng.UniformInt(0, 3));  // 0: as submitted; else resized to this
   }
   // Where it runs, and whether consolidation could move it.
   j.spec.gpus_per_worker = static_cast<int>(rng.UniformInt(1, 4));
@@ -75,8 +77,16 @@ Node RandomNode(Rng& rng, NodeId id) {
   return n;
 }
 
-// The index's free-GPU answers, against a count of the nodes themselves.
+// The index's free-GPU answers, against a count of the nodes themselves;
+// its sets of elastic jobs, against the jobs.
 void ExpectCountsOf(const ClusterState& state, const StateIndex& x) {
+  for (size_t i = 0; i < state.jobs.size(); ++i) {
+    const Job& j = state.jobs[i];
+    const bool elastic = j.state != JobState::kPending && j.state != JobState::kCompleted && j.spec.elastic();
+    EXPECT_EQ(x.elastic_async().contains(i), elastic && j.spec.async) << "job " << j.id;
+    EXPECT_EQ(x.elastic_below_max().contains(i), elastic && j.Workers() < j.spec.MaxWorkers())
+        << "job " << j.id << ": " << j.Workers() << " of " << j.spec.MaxWorkers() << " workers";
+  }
   for (uint64_t mask : {0b001u, 0b010u, 0b101u, 0b111u}) {
     for (int g : {1, 2, 3, 4, 8}) {
       for (bool booting : {false, true}) {

@@ -159,9 +159,10 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
     if (!ready_slots) ready_slots = ReadySlots(*ctx);
     return *ready_slots;
   };
-  for (size_t i = 0; i < ctx->elastic.size(); ++i) {
-    AskAhead(ctx->elastic, i);
-    const Job& j = *ctx->elastic[i];
+  // Only asynchronous jobs are resized for utilisation.
+  for (size_t i = 0; i < ctx->elastic_async.size(); ++i) {
+    AskAhead(ctx->elastic_async, i);
+    const Job& j = *ctx->elastic_async[i];
     // A resize pauses the job to re-rendezvous: protected jobs are left alone.
     if (j.state != JobState::kRunning || !j.spec.elastic() || !j.spec.async || j.spec.is_protected ||
         ctx->touched.contains(j.id) || ctx->Freeing(j)) {
@@ -309,7 +310,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   // resize or start is only a time to look again (the loop below neither
   // stops early nor reads the wake-up, so this is as if it were tried there).
   std::vector<const Job*> growable;
-  ForEachElastic(ctx->elastic, [&](const Job& j) {
+  ForEachElastic(ctx->elastic_below_max, [&](const Job& j) {
     if (j.state != JobState::kRunning || !j.spec.elastic() || j.spec.is_protected || j.bottleneck ||
         j.Workers() >= j.spec.MaxWorkers() || ctx->touched.contains(j.id) || ctx->Freeing(j)) {
       return;
