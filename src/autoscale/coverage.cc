@@ -99,7 +99,7 @@ void IndexState(PassContext* ctx) {
     if (!j->spec.elastic()) continue;
     ctx->elastic.push_back(j);
     if (j->spec.async) ctx->elastic_async.push_back(j);
-    if (j->Workers() < j->spec.MaxWorkers()) ctx->elastic_below_max.push_back(j);
+    if (j->BelowMaxWorkers()) ctx->elastic_below_max.push_back(j);
   }
   const std::vector<uint32_t> order = sched::QueueOrder(keys);
   ctx->pending.clear();

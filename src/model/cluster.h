@@ -255,6 +255,8 @@ struct alignas(64) Job {
   int restarts = 0;             // times it was interrupted and requeued
 
   int Workers() const { return workers > 0 ? workers : spec.workers; }
+  // Fewer workers than it may have: an elastic job that could grow.
+  bool BelowMaxWorkers() const { return Workers() < spec.MaxWorkers(); }
   double UnsavedWork() const { return progress - saved; }
 };
 

@@ -57,7 +57,7 @@ StateIndex::JobRec StateIndex::Read(const Job& j) const {
     r.running = j.state == JobState::kRunning;
     r.elastic = j.spec.elastic();
     r.async = r.elastic && j.spec.async;
-    r.below_max = r.elastic && j.Workers() < j.spec.MaxWorkers();
+    r.below_max = r.elastic && j.BelowMaxWorkers();
     if (!placement_) return r;
     r.started = j.started;
     r.movable = CouldMove(j);

@@ -957,13 +957,14 @@ Status Simulator::RunAutoscaler(Timestamp now) {
         int created = 0;
         // A spot supply trace caps the pool's live nodes (those without
         // notice): counted once, then with each node created here.
-        const int supply = pool.tier == model::Tier::kSpot ? SpotSupply(now) : INT32_MAX;
+        const bool capped = pool.tier == model::Tier::kSpot && !options_.world.spot.supply.empty();
+        const int supply = capped ? SpotSupply(now) : 0;
         int live = 0;
-        if (supply != INT32_MAX) {
+        if (capped) {
           for (const auto& n : state_.nodes) live += n.pool == a.pool && n.reclaim_at == kInfiniteFuture;
         }
         for (int i = 0; i < a.count; ++i) {
-          if (supply != INT32_MAX && live >= supply) {
+          if (capped && live >= supply) {
             ++result_.nodes_create_failed;
             auto& st = state_.pools[a.pool];
             if (st.unavailable_since == kInfiniteFuture) st.unavailable_since = now;

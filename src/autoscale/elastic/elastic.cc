@@ -312,7 +312,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
   std::vector<const Job*> growable;
   ForEachElastic(ctx->elastic_below_max, [&](const Job& j) {
     if (j.state != JobState::kRunning || !j.spec.elastic() || j.spec.is_protected || j.bottleneck ||
-        j.Workers() >= j.spec.MaxWorkers() || ctx->touched.contains(j.id) || ctx->Freeing(j)) {
+        !j.BelowMaxWorkers() || ctx->touched.contains(j.id) || ctx->Freeing(j)) {
       return;
     }
     if (ctx->now < j.last_resize + e_.cooldown || ctx->now < j.started + e_.cooldown) {
