@@ -16,7 +16,7 @@ Result<Autoscaler> Autoscaler::Make(AutoscalerOptions o) {
   TIDE_RETURN_IF_ERROR(check(o.scale_down.idle.idle_after.count() >= 0, "idle_release_after must be >= 0"));
   TIDE_RETURN_IF_ERROR(check(o.tiers.spot_share >= 0 && o.tiers.spot_share <= 1, "spot_share must be in [0, 1]"));
   TIDE_RETURN_IF_ERROR(check(o.reclaim.below >= 0 && o.reclaim.below <= 1, "reclaim.below must be in [0, 1]"));
-  TIDE_RETURN_IF_ERROR(check(o.utilization.low < o.utilization.high, "utilisation low must be below high"));
+  TIDE_RETURN_IF_ERROR(check(o.utilization.low < o.utilization.high, "utilization low must be below high"));
   TIDE_RETURN_IF_ERROR(check(o.budget.max_nodes >= 0, "budget.max_nodes must be >= 0"));
   TIDE_RETURN_IF_ERROR(check(o.consolidation.min_ratio >= 0, "consolidation.min_ratio must be >= 0"));
   TIDE_RETURN_IF_ERROR(check(o.consolidation.min_run.count() >= 0, "consolidation.min_run must be >= 0"));

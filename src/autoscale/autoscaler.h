@@ -9,7 +9,7 @@
 //   scheduled enforce    pre-warm floors, drain down to caps    schedule/cron.h
 //   coverage             the what-if; covered jobs, demand      coverage.h
 //   unschedulable        report what no pool could ever hold    scaleup/scale_up.h
-//   utilisation scaling  grow/shrink async elastic jobs         elastic/elastic.h
+//   utilization scaling  grow/shrink async elastic jobs         elastic/elastic.h
 //   scale-up             trigger, estimator, expander chain     scaleup/scale_up.h
 //   preemption           when nothing can be bought             preempt/preemption.h
 //   elastic capacity     shrink for waiting work, grow idle     elastic/elastic.h

@@ -438,7 +438,7 @@ std::string Describe(const ScalingPlan& plan) {
 
 // A driver's state index and ordered metrics (model/state_index.h,
 // MetricsView::VisitByDue) change how a pass finds what it reads, never what
-// it decides: on random clusters, with utilisation series for the running
+// it decides: on random clusters, with utilization series for the running
 // jobs and several option sets, the plans are the same whole.
 //
 // An autoscaler that ran many passes before, on other clusters (whose what-if

@@ -254,7 +254,7 @@ void BuildCoverage(const ScaleUpOptions& o, PassContext* ctx, ScalingPlan* plan)
     sched::CapacitySnapshot& snap = *owned;
     std::vector<const model::Node*> usable;
     for (const auto& n : state.nodes) {
-      const bool leaving = n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id);
+      const bool leaving = n.interrupt_at != kInfiniteFuture || ctx->leaving.contains(n.id);
       if ((n.state == NodeState::kReady || n.state == NodeState::kProvisioning) && !leaving) usable.push_back(&n);
     }
     auto by_id = [](const model::Node* a, const model::Node* b) { return a->id < b->id; };

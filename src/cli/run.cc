@@ -191,7 +191,7 @@ int Run(const RunArgs& args) {
   log(StrCat("started: ", args.config, ", ", cfg->cluster.pools.size(), " pools, loop every ",
              FormatDuration(live.loop_interval), ", provider ", provider->Name(), args.dry_run ? ", DRY RUN (no action)" : "",
              http ? StrCat(", http on ", live.http.address, ":", http->port()) : std::string(),
-             prometheus ? StrCat(", utilisation from ", live.metrics.prometheus) : std::string(", no utilisation source")));
+             prometheus ? StrCat(", utilization from ", live.metrics.prometheus) : std::string(", no utilization source")));
   int loops = 0;
   while (g_signal == 0) {
     ctl.RunLoop(clock.Now());

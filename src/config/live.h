@@ -47,7 +47,7 @@ struct ProviderSettings {
 };
 
 struct MetricsSettings {
-  std::string prometheus;  // base URL; empty: no utilisation data
+  std::string prometheus;  // base URL; empty: no utilization data
   std::string metric = "DCGM_FI_DEV_GPU_UTIL";
   std::string node_label = "Hostname";
   std::string job_label = "hpc_job";

@@ -453,8 +453,8 @@ void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp no
     if (evacuate) {
       // Requeue before the provider takes the node.
       for (const auto& n : built.state.nodes) {
-        if (n.reclaim_at != kInfiniteFuture && std::find(job.nodes.begin(), job.nodes.end(), n.name) != job.nodes.end()) {
-          grace = std::min(grace, std::max(Duration{0}, n.reclaim_at - now - Seconds(5)));
+        if (n.interrupt_at != kInfiniteFuture && std::find(job.nodes.begin(), job.nodes.end(), n.name) != job.nodes.end()) {
+          grace = std::min(grace, std::max(Duration{0}, n.interrupt_at - now - Seconds(5)));
         }
       }
     }

@@ -78,7 +78,7 @@ void Controller::FeedMetrics(const backends::Observation& obs, Timestamp now) {
   if (!samples.ok()) {
     ++errors_by_source_["prometheus"];
     log_(StrCat("warning: prometheus: ", Message(samples.status()),
-                "; utilisation unknown this loop (never read as idle)"));
+                "; utilization unknown this loop (never read as idle)"));
     return;
   }
   std::map<std::string, double> by_job;
@@ -299,7 +299,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
                        {"gpus", n.gpus},
                        {"free_gpus", n.free_gpus},
                        {"idle_since", n.idle_since == kInfiniteFuture ? "" : FormatTimestamp(n.idle_since)},
-                       {"reclaim_at", n.reclaim_at == kInfiniteFuture ? "" : FormatTimestamp(n.reclaim_at)}});
+                       {"interrupt_at", n.interrupt_at == kInfiniteFuture ? "" : FormatTimestamp(n.interrupt_at)}});
     }
     static constexpr const char* kStates[] = {"provisioning", "ready", "draining"};
     for (size_t p = 0; p < config_.cluster.pools.size(); ++p) {

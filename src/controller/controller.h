@@ -51,7 +51,7 @@ struct LoopReport {
 class Controller {
  public:
   // Every pointer is borrowed and must outlive the controller. `prometheus`
-  // may be null (no utilisation data: idle-job reclaim then never fires).
+  // may be null (no utilization data: idle-job reclaim then never fires).
   Controller(const config::Config& config, std::vector<Slot> slots, autoscale::Autoscaler autoscaler,
              backends::ClusterBackend* backend, providers::CloudProvider* provider, Store* store,
              metrics::PrometheusSource* prometheus, ControllerOptions options, LogFn log);

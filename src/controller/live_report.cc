@@ -151,7 +151,7 @@ Replay ReplaySamples(const config::Config& config, const std::vector<SampleRecor
     end = std::max(end, until);
   }
   out.timeline = recorder.Finish(end);
-  if (!out.has_util) {  // no utilisation source: unknown, not 0
+  if (!out.has_util) {  // no utilization source: unknown, not 0
     for (size_t i = 0; i < out.timeline.level_names.size(); ++i) {
       if (out.timeline.level_names[i] == "util_gpus") {
         out.timeline.level_names.erase(out.timeline.level_names.begin() + static_cast<std::ptrdiff_t>(i));

@@ -29,7 +29,7 @@ inline constexpr Duration kHistoryKept = Hours(7 * 24);
 inline constexpr char kReportPath[] = "/api/v1/report";
 
 // What the snapshot `built` shows at `now`: GPUs asked for and held, jobs
-// pending (by class) and running, utilisation-weighted GPUs if the snapshot
+// pending (by class) and running, utilization-weighted GPUs if the snapshot
 // has a metrics view, and the GPUs and price per hour of `instances` (every
 // instance tide pays for, booting included; one whose pool is unknown is
 // left out). The running totals (spot interruptions, lost work) are left 0:
@@ -50,7 +50,7 @@ struct LiveReportOptions {
 // `store` at `now`: one policy "live" whose timeline replays the samples,
 // the wait distribution of the job starts, and headline figures (cost,
 // nodes, interruptions and lost work since the store began; waits and
-// utilisation over the history kept; jobs pending and running at the last
+// utilization over the history kept; jobs pending and running at the last
 // sample). A store error is returned as it is (it names the state file).
 Result<std::string> LiveReportJson(const config::Config& config, Store* store, Timestamp now,
                                    const LiveReportOptions& options = {});

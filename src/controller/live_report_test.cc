@@ -77,10 +77,10 @@ TEST(SampleOf, DemandQueueAndWhatTidePaysFor) {
   EXPECT_DOUBLE_EQ(r.capacity_gpus.reserved, 0);
   EXPECT_DOUBLE_EQ(r.cost_rate.on_demand, 32);
   EXPECT_DOUBLE_EQ(r.cost_rate.spot, 10);
-  EXPECT_FALSE(r.util_gpus.has_value());  // no utilisation source
+  EXPECT_FALSE(r.util_gpus.has_value());  // no utilization source
 }
 
-TEST(SampleOf, UtilisationWeightsTheGpusHeld) {
+TEST(SampleOf, UtilizationWeightsTheGpusHeld) {
   Snapshot s;
   metrics::UtilHistory half;
   half.Record(4, 0.5, At(0));
@@ -142,7 +142,7 @@ TEST_F(LiveReportTest, TheTimelineReplaysTheSamples) {
   ASSERT_EQ(cost.size(), 4u);
   EXPECT_NEAR(cost[3], (10.0 * 10 + 20.0 * 20) / 3600, 1e-3);
   EXPECT_THAT(Series(j, "spot_interruptions"), ElementsAre(0, 0, 0, 0));
-  // No utilisation source: unknown, so no series (the page says so) rather than 0.
+  // No utilization source: unknown, so no series (the page says so) rather than 0.
   EXPECT_FALSE(p["timeline"]["series"].contains("util_gpus"));
   EXPECT_FALSE(j["summary"]["policies"][0].contains("gpu_util_mean"));
   const auto& summary = j["summary"]["policies"][0];

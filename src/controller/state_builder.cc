@@ -125,7 +125,7 @@ Built BuildState(const config::Config& config, const std::vector<Slot>& slots, c
     n.pool = slot.pool;
     n.gpus = on != nullptr && on->gpus > 0 ? on->gpus : pool.type.gpus;
     n.created = inst != nullptr ? inst->created : now;
-    if (auto it = notice.find(slot.node); it != notice.end()) n.reclaim_at = it->second;
+    if (auto it = notice.find(slot.node); it != notice.end()) n.interrupt_at = it->second;
     const bool drained = on != nullptr && on->Drained();
     if (!answers || (inst != nullptr && AwaitsOpening(*on))) {
       n.state = model::NodeState::kProvisioning;

@@ -68,7 +68,7 @@ TEST(BuildState, NodesFollowTheLifeCycle) {
   const auto& gpu4 = b.state.nodes[2];
   EXPECT_EQ(gpu4.state, model::NodeState::kReady);
   EXPECT_EQ(gpu4.free_gpus, 4);
-  EXPECT_EQ(gpu4.reclaim_at, kNow + Seconds(30));
+  EXPECT_EQ(gpu4.interrupt_at, kNow + Seconds(30));
 }
 
 TEST(BuildState, IdleTimersStartAtTheFirstIdleObservation) {

@@ -101,7 +101,7 @@ CREATE TABLE IF NOT EXISTS samples (
   capacity_reserved REAL NOT NULL CHECK (capacity_reserved >= 0),
   capacity_on_demand REAL NOT NULL CHECK (capacity_on_demand >= 0),
   capacity_spot REAL NOT NULL CHECK (capacity_spot >= 0),
-  util_gpus REAL CHECK (util_gpus >= 0),  -- NULL: no utilisation source
+  util_gpus REAL CHECK (util_gpus >= 0),  -- NULL: no utilization source
   pending_jobs INTEGER NOT NULL CHECK (pending_jobs >= 0),
   running_jobs INTEGER NOT NULL CHECK (running_jobs >= 0),
   cost_rate_reserved REAL NOT NULL CHECK (cost_rate_reserved >= 0),

@@ -118,8 +118,8 @@ struct SampleRecord {
   double demand_gpus = 0;   // GPUs asked for by pending and running jobs
   double running_gpus = 0;  // GPUs held by running jobs
   ByTier capacity_gpus{};   // GPUs of the instances tide pays for (booting included)
-  // Utilisation-weighted GPUs of running jobs; nullopt without a
-  // utilisation source (live.metrics).
+  // Utilization-weighted GPUs of running jobs; nullopt without a
+  // utilization source (live.metrics).
   std::optional<double> util_gpus{};
   int64_t pending_jobs = 0;
   int64_t running_jobs = 0;

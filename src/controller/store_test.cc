@@ -541,7 +541,7 @@ TEST_F(StoreTest, SamplesRoundTrip) {
                  .cost_rate = {.reserved = 0, .on_demand = 32, .spot = 20},
                  .spot_interruptions = 1,
                  .lost_work_gpu_hours = 0.5};
-  SampleRecord b{.at = At(10), .demand_gpus = 1};  // no utilisation source, no class
+  SampleRecord b{.at = At(10), .demand_gpus = 1};  // no utilization source, no class
   EXPECT_FALSE(store_->LatestSample()->has_value());
   ASSERT_TRUE(store_->RecordSample(b, {}, kInfinitePast).ok());
   ASSERT_TRUE(store_->RecordSample(a, {}, kInfinitePast).ok());

@@ -159,7 +159,7 @@ Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view text, const 
     double raw = 0;
     if (!ParseValue(v, &raw))
       return absl::InvalidArgumentError(StrCat(where, ": value \"", v, "\" is not a finite number"));
-    if (raw < 0) return absl::InvalidArgumentError(StrCat(where, ": negative utilisation ", v));
+    if (raw < 0) return absl::InvalidArgumentError(StrCat(where, ": negative utilization ", v));
     s.util = std::min(1.0, raw / options.scale);
     out.push_back(std::move(s));
   }

@@ -1,4 +1,4 @@
-// GPU utilisation from Prometheus's HTTP API (docs/live.md, live.metrics):
+// GPU utilization from Prometheus's HTTP API (docs/live.md, live.metrics):
 // one instant query per poll, by default of the DCGM exporter's
 // DCGM_FI_DEV_GPU_UTIL (percent busy, one series per GPU, labelled with the
 // node's host name and, when the exporter maps HPC jobs, the job id).
@@ -24,7 +24,7 @@ struct PrometheusOptions {
   // path prefix (a Prometheus behind a proxy at /prometheus).
   std::string url = "http://127.0.0.1:9090";
   // What to query: a metric name or any PromQL expression giving an
-  // instant vector of per-GPU utilisation.
+  // instant vector of per-GPU utilization.
   std::string metric = "DCGM_FI_DEV_GPU_UTIL";
   // The label naming the node (the Slurm node name), required on every
   // series. The DCGM exporter's is "Hostname".
@@ -56,7 +56,7 @@ struct UtilSample {
 // GPU reported (which is not the same as idle GPUs).
 Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view json, const PrometheusOptions& options);
 
-// The mean utilisation of each node over its series (GPUs).
+// The mean utilization of each node over its series (GPUs).
 std::map<std::string, double> NodeUtilization(const std::vector<UtilSample>& samples);
 
 // Queries Prometheus. Holds no connection between calls; Query may be

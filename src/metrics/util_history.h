@@ -1,5 +1,5 @@
 // UtilHistory: the live controller's MetricsView. The controller Records
-// each running job's utilisation after every poll of Prometheus; the
+// each running job's utilization after every poll of Prometheus; the
 // autoscaler's policies ask it how long a job has been below (or above) a
 // threshold.
 //
@@ -50,7 +50,7 @@ class UtilHistory final : public model::MetricsView {
  public:
   explicit UtilHistory(UtilHistoryOptions options = {}) : options_(options) {}
 
-  // One sample of the job's GPU utilisation (0..1; clamped) measured at
+  // One sample of the job's GPU utilization (0..1; clamped) measured at
   // `at`. A sample older than the job's latest one, or not a number, is
   // ignored. A sample more than max_gap after the latest starts a new run.
   void Record(model::JobId job, double util, Timestamp at);

@@ -176,7 +176,7 @@ TEST(UtilHistoryTest, MemoryIsBoundedAndLongRunsErrOnTheLateSide) {
   UtilHistoryOptions o;
   o.horizon = Minutes(10);
   UtilHistory h(o);
-  // Falling utilisation keeps every sample a suffix maximum: the worst case.
+  // Falling utilization keeps every sample a suffix maximum: the worst case.
   for (int64_t s = 0; s <= 3600; s += 10) h.Record(kJob, 1.0 - static_cast<double>(s) / 4000, T(s));
   // The whole hour is below 1.01, but only the horizon is remembered: the
   // run is reported to start later than it did, never earlier.
@@ -186,7 +186,7 @@ TEST(UtilHistoryTest, MemoryIsBoundedAndLongRunsErrOnTheLateSide) {
   EXPECT_LE(*since, 3600 - 590);
   // Within the horizon the answer is exact: 0.2 was crossed at s = 3200.
   EXPECT_EQ(Rel(h.BelowSince(kJob, 1.0 - 3200.0 / 4000, T(3600))), 3210);
-  // Steady utilisation keeps one point however long it runs, and the
+  // Steady utilization keeps one point however long it runs, and the
   // answer stays exact beyond the horizon.
   UtilHistory steady(o);
   for (int64_t s = 0; s <= 36000; s += 10) steady.Record(kJob, 0.5, T(s));

@@ -136,7 +136,7 @@ struct Node {
   int gpus = 0;
   int free_gpus = 0;
   // The provider has given notice: it reclaims this (spot) node at this time.
-  Timestamp reclaim_at = kInfiniteFuture;
+  Timestamp interrupt_at = kInfiniteFuture;
   // MIG pools only: free compute units and layout (1 = sliced) of each GPU.
   // A GPU counts in free_gpus only while all its units are free.
   std::vector<uint8_t> slice_free;
@@ -147,7 +147,7 @@ struct Node {
 
 // How a job uses its GPUs over its life (MISSION section 1): data loading
 // and model initialisation after every (re)start, then training, then
-// evaluation. Utilisation levels are fractions in [0, 1].
+// evaluation. Utilization levels are fractions in [0, 1].
 struct JobPhases {
   Duration load = Minutes(5);  // after each start or restart
   double load_util = 0.05;
@@ -177,7 +177,7 @@ struct JobSpec {
   bool preemptible = false;
   bool is_protected = false;  // never interrupted (e.g. a final evaluation)
   // Asynchronous work (hyper-parameter search, federated learning) may be
-  // resized on utilisation; synchronous gangs only through the queue.
+  // resized on utilization; synchronous gangs only through the queue.
   bool async = false;
   // Elastic jobs may run with min_workers..max_workers (0: fixed at `workers`).
   int min_workers = 0;
@@ -237,7 +237,7 @@ struct alignas(64) Job {
   JobId id = 0;
   int priority = 0;  // the value of spec.priority_class, copied for ordering
   JobState state = JobState::kPending;
-  bool bottleneck = false;      // utilisation stayed low after a scale-up: not grown again
+  bool bottleneck = false;      // utilization stayed low after a scale-up: not grown again
   Timestamp started{};       // kStarting/kRunning: when this run was allocated
   Timestamp expected_end{};  // kRunning: when it should finish (for backfill)
   // Most jobs run on one node: its share is kept in the record itself, on
@@ -260,23 +260,23 @@ struct alignas(64) Job {
   double UnsavedWork() const { return progress - saved; }
 };
 
-// GPU utilisation of running jobs, as the driver measured it (Prometheus
+// GPU utilization of running jobs, as the driver measured it (Prometheus
 // live, the job model in simulation). Missing data is never read as idle:
 // every query answers "unknown" (nullopt) rather than 0.
 class MetricsView {
  public:
   virtual ~MetricsView() = default;
-  // Utilisation of the job's GPUs at `t`, in [0, 1].
+  // Utilization of the job's GPUs at `t`, in [0, 1].
   virtual std::optional<double> UtilAt(JobId job, Timestamp t) const = 0;
   // The start of the interval ending at `t` throughout which the job's
-  // utilisation stayed below `threshold` (or, for AboveSince, above it);
+  // utilization stayed below `threshold` (or, for AboveSince, above it);
   // nullopt if at `t` it is not, or data is missing.
   virtual std::optional<Timestamp> BelowSince(JobId job, double threshold, Timestamp t) const = 0;
   virtual std::optional<Timestamp> AboveSince(JobId job, double threshold, Timestamp t) const = 0;
-  // The next time after `t` at which the job's utilisation may change
+  // The next time after `t` at which the job's utilization may change
   // (kInfiniteFuture if not known). Lets a loop sleep until then.
   virtual Timestamp NextUtilChange(JobId job, Timestamp t) const = 0;
-  // The earliest time u >= t at which the job's utilisation will have been
+  // The earliest time u >= t at which the job's utilization will have been
   // below `threshold` (AboveFor: above) throughout [u - span, u]: `t` itself
   // if that holds already. kInfiniteFuture if it is known never to happen
   // in the current run; a driver that cannot see ahead answers with the

@@ -108,14 +108,14 @@ class StateIndex {
     int gpus = 0;
     int free = 0;
     NodeState state = NodeState::kTerminated;
-    bool noticed = false;  // reclaim_at is set
+    bool noticed = false;  // interrupt_at is set
     bool sliced = false;   // a MIG node (slice_free is set)
     Timestamp created{};
     bool operator==(const NodeFacts&) const = default;
   };
   // The facts of node `n` as the index keeps them.
   static NodeFacts FactsOf(const Node& n) {
-    return NodeFacts{n.id, n.pool, n.gpus, n.free_gpus, n.state, n.reclaim_at != kInfiniteFuture,
+    return NodeFacts{n.id, n.pool, n.gpus, n.free_gpus, n.state, n.interrupt_at != kInfiniteFuture,
                      !n.slice_free.empty(), n.created};
   }
   // What a pass reads of a pending job to make its demand, kept compact: a
@@ -228,7 +228,7 @@ class StateIndex {
   const absl::btree_set<End>& ends() const { return ends_; }
   const PosSet& stopping() const { return stopping_; }
   const PosSet& elastic() const { return elastic_; }  // holding GPUs, and elastic
-  // The elastic ones that run asynchronously (the only ones utilisation
+  // The elastic ones that run asynchronously (the only ones utilization
   // scaling resizes), and those with fewer workers than their most (the only
   // ones that may grow): few of them, where a pass would read every elastic job.
   const PosSet& elastic_async() const { return elastic_async_; }
@@ -237,7 +237,7 @@ class StateIndex {
   const PosSet& ready_free() const { return ready_free_; }      // ready, a GPU free
   const PosSet& booting() const { return booting_; }            // provisioning
   const PosSet& booting_free() const { return booting_free_; }  // provisioning, a GPU free
-  const PosSet& noticed() const { return noticed_; }            // reclaim_at set
+  const PosSet& noticed() const { return noticed_; }            // interrupt_at set
   const PosSet& idle() const { return idle_; }                  // ready and running nothing
   const PosSet& staying() const { return staying_; }            // ready or provisioning, no notice
   const NodeFacts& node(size_t pos) const { return nodes_[pos]; }

@@ -71,7 +71,7 @@ Node RandomNode(Rng& rng, NodeId id) {
   n.free_gpus = static_cast<int>(rng.UniformInt(0, n.gpus));
   const int s = static_cast<int>(rng.UniformInt(0, 2));
   n.state = s == 0 ? NodeState::kProvisioning : s == 1 ? NodeState::kReady : NodeState::kDraining;
-  if (rng.UniformInt(0, 5) == 0) n.reclaim_at = FromUnixSeconds(1000);
+  if (rng.UniformInt(0, 5) == 0) n.interrupt_at = FromUnixSeconds(1000);
   if (rng.UniformInt(0, 7) == 0) n.slice_free = {7};
   n.created = FromUnixSeconds(rng.UniformInt(0, 3));  // ties too
   return n;
@@ -103,7 +103,7 @@ void ExpectCountsOf(const ClusterState& state, const StateIndex& x) {
     for (bool idle_too : {false, true}) {
       int want = 0;
       for (const Node& n : state.nodes) {
-        if (n.pool != pool || n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture) continue;
+        if (n.pool != pool || n.state != NodeState::kReady || n.interrupt_at != kInfiniteFuture) continue;
         if (n.free_gpus < n.gpus || idle_too) want = std::max(want, n.free_gpus);
       }
       EXPECT_EQ(x.MostFree(pool, idle_too), want) << "pool " << pool << (idle_too ? ", idle too" : "");
@@ -111,7 +111,7 @@ void ExpectCountsOf(const ClusterState& state, const StateIndex& x) {
     int64_t staying_free = 0;
     for (const Node& n : state.nodes) {
       const bool usable = n.state == NodeState::kReady || n.state == NodeState::kProvisioning;
-      if (n.pool == pool && usable && n.reclaim_at == kInfiniteFuture) staying_free += n.free_gpus;
+      if (n.pool == pool && usable && n.interrupt_at == kInfiniteFuture) staying_free += n.free_gpus;
     }
     EXPECT_EQ(x.staying_free(pool), staying_free) << "pool " << pool;
   }
@@ -141,7 +141,7 @@ void ExpectPlacementOf(const ClusterState& state, const StateIndex& x) {
     if (const auto* on = x.JobsOn(n.id)) got.assign(on->begin(), on->end());
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, want) << "jobs on node " << n.id;
-    const bool in_use = n.state == NodeState::kReady && n.reclaim_at == kInfiniteFuture && n.slice_free.empty() &&
+    const bool in_use = n.state == NodeState::kReady && n.interrupt_at == kInfiniteFuture && n.slice_free.empty() &&
                         n.free_gpus != n.gpus;
     if (in_use && !want.empty() && all_could_move) want_settled.insert({n.id, latest, lead->spec.gpus_per_worker});
   }
@@ -160,7 +160,7 @@ void ExpectPlacementOf(const ClusterState& state, const StateIndex& x) {
   for (int p = 0; p < 3; ++p) {
     int64_t ready_free = 0;
     for (const Node& n : state.nodes) {
-      if (n.pool == p && n.state == NodeState::kReady && n.reclaim_at == kInfiniteFuture) ready_free += n.free_gpus;
+      if (n.pool == p && n.state == NodeState::kReady && n.interrupt_at == kInfiniteFuture) ready_free += n.free_gpus;
     }
     EXPECT_EQ(x.ReadyFree(p), ready_free) << "pool " << p;
   }

@@ -104,7 +104,7 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   row("  paid", [](const PolicyResult& r) { return Money(r.cost.gpu_hours_paid); });
   row("  busy", [](const PolicyResult& r) { return Money(r.gpu_hours_busy); });
   row("  utilization (busy/paid)", [](const PolicyResult& r) { return fmt::format("{:.1f}%", 100 * r.utilization); });
-  row("  measured GPU utilisation", [](const PolicyResult& r) { return fmt::format("{:.1f}%", 100 * r.gpu_util_mean); });
+  row("  measured GPU utilization", [](const PolicyResult& r) { return fmt::format("{:.1f}%", 100 * r.gpu_util_mean); });
   section("queue wait");
   row("  p50 / p95 / p99", [](const PolicyResult& r) {
     return StrCat(HumanDuration(r.wait_s.p50), " / ", HumanDuration(r.wait_s.p95), " / ",

@@ -8,7 +8,7 @@
 // is written at the very end. Progress is in seconds of work at full
 // allocation; the job is done when it reaches `work`.
 //
-// Utilisation at a time follows the activity: startup (load_util), a
+// Utilization at a time follows the activity: startup (load_util), a
 // checkpoint (checkpoint_util), or work, whose phase is set by progress:
 // training until the last `eval_share` of the work, then evaluation.
 //
@@ -41,13 +41,13 @@ class JobRun {
   double SavedAt(Timestamp t) const;
   // When the work is done (the first whole second at or after it).
   Timestamp EndTime() const { return end_; }
-  // Utilisation at `t` (t in [start, end)).
+  // Utilization at `t` (t in [start, end)).
   double UtilAt(Timestamp t) const;
   // The first time after `t` at which UtilAt may change (EndTime at most).
   Timestamp NextChange(Timestamp t) const;
   // The last time at or before `t` at which UtilAt changed (start at least).
   Timestamp PrevChange(Timestamp t) const;
-  // Calls f(util, seconds) for each piece of constant utilisation in
+  // Calls f(util, seconds) for each piece of constant utilization in
   // [from, to) (from >= start, to <= EndTime), in order: the pieces that a
   // walk by NextChange and UtilAt makes, with the same values. Between
   // checkpoints, before evaluation starts, the next piece is counted on
@@ -61,7 +61,7 @@ class JobRun {
       t = next;
     }
   }
-  // False when, from a time at which `holds` is false of the utilisation, no
+  // False when, from a time at which `holds` is false of the utilization, no
   // stretch on which it is true can last longer than `span`: the phases it
   // is true of are only checkpoint pauses, shorter than the span. (Loading
   // comes first, so it is never after such a time.) True when it may.

@@ -63,7 +63,7 @@ TEST(JobRunTest, ResumesFromSavedProgressAtAnotherRate) {
   EXPECT_DOUBLE_EQ(r.SavedAt(At(1200)), 400);  // never checkpoints
 }
 
-TEST(JobRunTest, UtilisationFollowsActivityAndPhase) {
+TEST(JobRunTest, UtilizationFollowsActivityAndPhase) {
   const JobRun r(At(0), 0, 2000, 1.0, Seconds(100), Ckpt(1000, 50), Phases());
   EXPECT_DOUBLE_EQ(r.UtilAt(At(0)), 0.05);    // loading
   EXPECT_DOUBLE_EQ(r.UtilAt(At(500)), 0.9);   // training

@@ -42,7 +42,7 @@ struct PolicyResult {
   std::vector<std::pair<std::string, Percentiles>> wait_by_priority;  // by class name, in config order
   std::vector<std::pair<std::string, Percentiles>> jct_by_priority;
 
-  // Measured GPU utilisation: utilisation-weighted GPU time over paid GPU time.
+  // Measured GPU utilization: utilization-weighted GPU time over paid GPU time.
   double gpu_util_mean = 0;
 
   // Interruptions and what they cost.

@@ -27,7 +27,7 @@ std::optional<Timestamp> SimMetrics::Since(model::JobId job, Timestamp t, Pred h
   const JobRun* r = At(segs, t);
   if (r == nullptr || !holds(r->UtilAt(t))) return std::nullopt;
   Timestamp cur = t;
-  // Walk back over pieces of constant utilisation while the condition holds.
+  // Walk back over pieces of constant utilization while the condition holds.
   for (int steps = 0; steps < 10000; ++steps) {
     const Timestamp piece = r->PrevChange(cur);
     if (piece <= r->start()) {

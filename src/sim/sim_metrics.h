@@ -1,5 +1,5 @@
 // SimMetrics: the MetricsView of the simulator, read straight off the job
-// model (sim/job_run.h), so utilisation windows are exact.
+// model (sim/job_run.h), so utilization windows are exact.
 #ifndef TIDE_SIM_SIM_METRICS_H_
 #define TIDE_SIM_SIM_METRICS_H_
 
@@ -20,7 +20,7 @@ namespace tide::sim {
 using RunSegments = absl::InlinedVector<JobRun, 1>;
 
 // What SimMetrics has worked out about a run's segments: the answers to the
-// few "when does utilisation first stay below/above X for Y" questions asked
+// few "when does utilization first stay below/above X for Y" questions asked
 // of a job (idle reclaim; the elastic resizer's low, high and bottleneck
 // windows). They hold until the segments change: replacing the record resets
 // them, and an appended segment is noticed by the count.

@@ -536,7 +536,7 @@ void Simulator::MaybeStartAfterBoot(Timestamp now) {
   }
 }
 
-// Adds the utilisation-weighted and allocated GPU time of the job's current
+// Adds the utilization-weighted and allocated GPU time of the job's current
 // segments up to `now` to the figures.
 void Simulator::CloseSegments(const Job& job, Timestamp now) {
   const SimJob& sj = Sim(job.id);
@@ -785,7 +785,7 @@ void Simulator::MaybeFinishDrain(model::NodeId id, Timestamp now) {
   Node* n = FindNode(id);
   if (n == nullptr || n->state != NodeState::kDraining || !n->idle()) return;
   // A spot node drained on the provider's notice is a reclaim, however early it empties.
-  TerminateNode(id, now, n->reclaim_at != kInfiniteFuture);
+  TerminateNode(id, now, n->interrupt_at != kInfiniteFuture);
 }
 
 void Simulator::RecordDisruption(Timestamp now) {
@@ -801,8 +801,8 @@ void Simulator::RecordDisruption(Timestamp now) {
 // policy's call (autoscale/spot/notice.h); the simulator only records it.
 void Simulator::SpotNotice(model::NodeId id, Timestamp now, Timestamp kill, std::string_view why) {
   Node* n = FindNode(id);
-  if (n == nullptr || n->reclaim_at != kInfiniteFuture) return;
-  n->reclaim_at = kill;
+  if (n == nullptr || n->interrupt_at != kInfiniteFuture) return;
+  n->interrupt_at = kill;
   Log(now, "spot-notice", StrCat(n->name, ": ", why, "; reclaimed at ", FormatTimestamp(kill)));
 }
 
@@ -852,7 +852,7 @@ void Simulator::SpotSupplyChanged(Timestamp now) {
     if (spec_->pools[p].tier != model::Tier::kSpot) continue;
     std::vector<const Node*> nodes;
     for (const auto& n : state_.nodes) {
-      if (n.pool == static_cast<int>(p) && n.reclaim_at == kInfiniteFuture) nodes.push_back(&n);
+      if (n.pool == static_cast<int>(p) && n.interrupt_at == kInfiniteFuture) nodes.push_back(&n);
     }
     if (static_cast<int>(nodes.size()) < supply) state_.pools[p].unavailable_since = kInfiniteFuture;
     if (static_cast<int>(nodes.size()) <= supply) continue;
@@ -961,7 +961,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
         const int supply = capped ? SpotSupply(now) : 0;
         int live = 0;
         if (capped) {
-          for (const auto& n : state_.nodes) live += n.pool == a.pool && n.reclaim_at == kInfiniteFuture;
+          for (const auto& n : state_.nodes) live += n.pool == a.pool && n.interrupt_at == kInfiniteFuture;
         }
         for (int i = 0; i < a.count; ++i) {
           if (capped && live >= supply) {

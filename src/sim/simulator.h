@@ -8,7 +8,7 @@
 // resize. The simulator applies the plans, standing in for Slurm, the cloud
 // and the training framework:
 //   - jobs run in segments (sim/job_run.h): a load phase, work with periodic
-//     checkpoints, evaluation; utilisation follows, readable through
+//     checkpoints, evaluation; utilization follows, readable through
 //     SimMetrics (the MetricsView);
 //   - a job told to stop checkpoints (its checkpoint cost) and exits, then is
 //     requeued or cancelled; a job killed first loses the work since its

@@ -72,7 +72,7 @@ Result<std::unique_ptr<TraceReader>> MakeSynthReader(const SynthOptions& options
 // Writes jobs in tide's native CSV format, with submit times relative to `start`.
 class NativeWriter {
  public:
-  // `extended` adds the optional columns (elasticity, utilisation, slices, data).
+  // `extended` adds the optional columns (elasticity, utilization, slices, data).
   NativeWriter(std::ostream* out, const model::ClusterSpec* spec, Timestamp start, bool extended = false);
   void Write(const model::JobSpec& job);
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Metrics: a real Prometheus scrapes tide's /metrics, and GPU utilisation
+# Metrics: a real Prometheus scrapes tide's /metrics, and GPU utilization
 # from a test exporter with DCGM metric names, read back through
 # Prometheus, drives an idle-job reclaim. The protected job, idle too, is
 # left alone; missing data is never read as idle.
@@ -35,9 +35,9 @@ wait_for 90 '[ "$(jstate $A)" = RUNNING ] && [ "$(jstate $P)" = RUNNING ]' && ok
 q() { curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
 wait_for 20 'q "up{job=\"tide\"}" | grep -q "\"1\"\]"' && ok "Prometheus scrapes tide's /metrics (up{job=\"tide\"} = 1)" || bad "tide not scraped: $(q 'up{job="tide"}')"
 wait_for 20 'q tide_loops_total | grep -q tide_loops_total' && ok "tide_loops_total is in Prometheus" || bad "no tide_loops_total in Prometheus"
-# No utilisation series yet: the jobs must not be reclaimed however long that lasts.
+# No utilization series yet: the jobs must not be reclaimed however long that lasts.
 sleep 25
-grep -q "checkpoint signal" "$LAB/jobs/idle-$A.log" && bad "job $A reclaimed without utilisation data" || ok "no data for 25 s: nothing reclaimed (missing is not idle)"
+grep -q "checkpoint signal" "$LAB/jobs/idle-$A.log" && bad "job $A reclaimed without utilization data" || ok "no data for 25 s: nothing reclaimed (missing is not idle)"
 for n in $(squeue -h -t R -o %N | sort -u); do echo "$n 0" >> "$LAB/util.txt"; done
 note "exporter now reports 0% on $(cut -d' ' -f1 "$LAB/util.txt" | tr '\n' ' ')"
 wait_for 20 'q DCGM_FI_DEV_GPU_UTIL | grep -q Hostname' && ok "DCGM_FI_DEV_GPU_UTIL is in Prometheus" || bad "exporter not scraped"

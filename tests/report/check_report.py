@@ -81,7 +81,7 @@ every N seconds and redraws. The checks are those above, with these changes:
     of wait_s_by_priority, util:measured, util:allocated, cost:total,
     cost:live, spot:interruptions, spot:lost; util:measured may show its
     <p class="note"> instead of lines, but only when the data has no util_gpus
-    series (no utilisation source configured);
+    series (no utilization source configured);
   - headline: one column "live"; a row for every figure of the summary that
     the page's table knows (HEADLINE_KEYS);
   - refresh: at least 2 fetches of /api/v1/report start within 3 refresh
@@ -473,7 +473,7 @@ def check_charts(dom, summary, util_note_ok=False):
             if cid == "util:measured" and note is not None:
                 if util_note_ok:
                     good += 1
-                    say("ok   chart %s: no utilisation series in the data, the note instead: %r" % (cid, note.all_text()))
+                    say("ok   chart %s: no utilization series in the data, the note instead: %r" % (cid, note.all_text()))
                 else:
                     fail("chart %s: shows the note %r but the data has a util_gpus series" % (cid, note.all_text()))
                 continue

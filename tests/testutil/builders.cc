@@ -123,7 +123,7 @@ model::ClusterState RandomState(const model::ClusterSpec* spec, uint64_t seed) {
     model::Node n = rng.Bernoulli(0.2) ? BootingNode(node_id, pool, gpus, now + rng.UniformInt(-30, 300))
                                        : ReadyNode(node_id, pool, gpus, gpus, now - rng.UniformInt(0, 1200));
     if (n.state == model::NodeState::kReady && rng.Bernoulli(0.1)) n.state = model::NodeState::kDraining;
-    if (pool == 2 && rng.Bernoulli(0.3)) n.reclaim_at = At(now + 120);
+    if (pool == 2 && rng.Bernoulli(0.3)) n.interrupt_at = At(now + 120);
     n.created = At(now - rng.UniformInt(0, 7200));
     node_id += rng.UniformInt(1, 3);  // ids increase, with gaps
     s.nodes.push_back(std::move(n));

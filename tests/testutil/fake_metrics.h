@@ -1,4 +1,4 @@
-// FakeMetrics: a MetricsView over hand-written utilisation series, for tests.
+// FakeMetrics: a MetricsView over hand-written utilization series, for tests.
 // Each job's series is piecewise constant: (from, util) points in time
 // order; before the first point, nothing is known.
 #ifndef TIDE_TESTS_TESTUTIL_FAKE_METRICS_H_

@@ -68,7 +68,7 @@ std::vector<int> ReadySlots(const PassContext& ctx) {
     return slots;
   }
   for (const auto& n : ctx.state.nodes) {
-    if (n.free_gpus <= 0 || n.state != NodeState::kReady || n.reclaim_at != kInfiniteFuture || ctx.leaving.contains(n.id)) {
+    if (n.free_gpus <= 0 || n.state != NodeState::kReady || n.interrupt_at != kInfiniteFuture || ctx.leaving.contains(n.id)) {
       continue;
     }
     if (const int slot = ctx.SlotOf(n.id); slot >= 0 && FreeNow(ctx, slot) > 0) slots.push_back(slot);
@@ -159,7 +159,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
     if (!ready_slots) ready_slots = ReadySlots(*ctx);
     return *ready_slots;
   };
-  // Only asynchronous jobs are resized for utilisation.
+  // Only asynchronous jobs are resized for utilization.
   for (size_t i = 0; i < ctx->elastic_async.size(); ++i) {
     AskAhead(ctx->elastic_async, i);
     const Job& j = *ctx->elastic_async[i];
@@ -170,7 +170,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
     }
     if (!Settled(*ctx, j, plan)) continue;
     const int w = j.Workers();
-    // Grown, yet utilisation stays low: the input pipeline or the network is the limit.
+    // Grown, yet utilization stays low: the input pipeline or the network is the limit.
     if (!j.bottleneck && j.last_resize != kInfinitePast && w > j.workers_before_resize) {
       const Timestamp due = m->NextBelowFor(j.id, u_.bottleneck_below, u_.bottleneck_for, ctx->now);
       if (due <= ctx->now) {
@@ -178,7 +178,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
         note.kind = ActionKind::kNote;
         note.bottleneck = true;
         note.jobs.push_back(j.id);
-        note.reason = StrCat("job ", j.spec.name, ": utilisation stayed below ", std::lround(u_.bottleneck_below * 100),
+        note.reason = StrCat("job ", j.spec.name, ": utilization stayed below ", std::lround(u_.bottleneck_below * 100),
                              "% for ", FormatDuration(u_.bottleneck_for), " after growing from ",
                              j.workers_before_resize, " to ", w,
                              " workers: a data-loading or communication bottleneck; more workers will not help, "
@@ -199,7 +199,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       if (due <= ctx->now) {
         const int target = std::max(j.spec.MinWorkers(), w / 2);
         Action a = Resize(*ctx, j, target,
-                          StrCat("utilisation below ", std::lround(u_.low * 100), "% for ", FormatDuration(u_.low_for)));
+                          StrCat("utilization below ", std::lround(u_.low * 100), "% for ", FormatDuration(u_.low_for)));
         a.resize.remove = RemoveWorkers(ctx, j, w - target);
         ctx->touched.insert(j.id);
         plan->actions.push_back(std::move(a));
@@ -217,7 +217,7 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
       const int target = std::min(j.spec.MaxWorkers(), 2 * w);
       const int extra = target - w;
       const std::string why =
-          StrCat("utilisation above ", std::lround(u_.high * 100), "% for ", FormatDuration(u_.high_for));
+          StrCat("utilization above ", std::lround(u_.high * 100), "% for ", FormatDuration(u_.high_for));
       // Asynchronous work can grow by any number of workers: take what fits
       // on running nodes now.
       std::vector<sched::SlotShare> shares;

@@ -6,13 +6,13 @@
 //   - shrink toward the minimum when a job of equal or higher priority waits
 //     and no pool can be grown for it (faster than a boot, nothing lost);
 //   - grow into free capacity on running nodes when nothing waits for it.
-// Utilisation (asynchronous elastic work only, MISSION 3; sync gangs are
+// Utilization (asynchronous elastic work only, MISSION 3; sync gangs are
 // scaled only through the queue):
 //   - below `low` (20%) for `low_for` (5 min): halve, not below the minimum;
 //   - above `high` (90%) for `high_for` (10 min): double, not above the
 //     maximum; buy nodes for it if free capacity cannot hold it;
 //   - nothing is read in the `warmup` after a start or resize (data loading);
-//   - after growing, utilisation below `bottleneck_below` for
+//   - after growing, utilization below `bottleneck_below` for
 //     `bottleneck_for` flags the job as input- or communication-bound: it is
 //     not grown again, and the log says why (MISSION 11).
 // A resize pauses the job for a re-rendezvous; `cooldown` spaces resizes.
@@ -57,7 +57,7 @@ class ElasticResizer {
  public:
   ElasticResizer(const ElasticOptions& e, const UtilizationOptions& u) : e_(e), u_(u) {}
 
-  // Utilisation rules; growth that capacity on hand cannot hold is added to
+  // Utilization rules; growth that capacity on hand cannot hold is added to
   // ctx->demands so that scale-up buys for it.
   void BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const;
   // Capacity rules: shrink for `unserved` demands, grow into idle capacity.

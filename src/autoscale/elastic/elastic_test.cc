@@ -90,21 +90,21 @@ TEST_F(ElasticTest, GrowsIntoPaidForCapacityButNotIdleOnDemandNodes) {
   EXPECT_EQ(r[0].resize.add[0].node, 1);
 }
 
-TEST_F(ElasticTest, UtilisationPressureGrowsAsyncWork) {
+TEST_F(ElasticTest, UtilizationPressureGrowsAsyncWork) {
   state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 1, 8, 8)};
   AddRunning(&state_, Elastic(50, 4, 2, 1, 4, true), {{1, 2}}, 99999);
   metrics_.Set(50, {{At(0), 0.05}, {At(300), 0.95}});
   AutoscalerOptions o;
-  o.elastic.enabled = false;  // only the utilisation rule
+  o.elastic.enabled = false;  // only the utilization rule
   EXPECT_TRUE(Of(ActionKind::kResize, 300 + 599, o).empty());
   EXPECT_LE(last_.next_wakeup, At(900));
   const auto r = Of(ActionKind::kResize, 900, o);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].resize.workers, 4);
-  EXPECT_THAT(r[0].reason, HasSubstr("utilisation above 90% for 10m"));
+  EXPECT_THAT(r[0].reason, HasSubstr("utilization above 90% for 10m"));
 }
 
-TEST_F(ElasticTest, UtilisationPressureBuysWhenNothingIsFree) {
+TEST_F(ElasticTest, UtilizationPressureBuysWhenNothingIsFree) {
   state_.nodes = {ReadyNode(1, 0, 8, 8)};
   AddRunning(&state_, Elastic(50, 8, 1, 1, 2, true), {{1, 1}}, 99999);
   metrics_.Set(50, {{At(0), 0.97}});
@@ -115,7 +115,7 @@ TEST_F(ElasticTest, UtilisationPressureBuysWhenNothingIsFree) {
   EXPECT_EQ(up[0].count, 1);
 }
 
-TEST_F(ElasticTest, UtilisationWasteShrinksAsyncWorkButNotSyncGangs) {
+TEST_F(ElasticTest, UtilizationWasteShrinksAsyncWorkButNotSyncGangs) {
   state_.nodes = {ReadyNode(1, 0, 8, 8)};
   AddRunning(&state_, Elastic(50, 2, 4, 1, 4, true), {{1, 4}}, 99999);
   metrics_.Set(50, {{At(0), 0.9}, {At(1000), 0.1}});
@@ -140,7 +140,7 @@ TEST_F(ElasticTest, NothingIsReadDuringWarmup) {
   EXPECT_LE(last_.next_wakeup, At(1000 + 600));
 }
 
-TEST_F(ElasticTest, LowUtilisationAfterGrowingFlagsABottleneck) {
+TEST_F(ElasticTest, LowUtilizationAfterGrowingFlagsABottleneck) {
   state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 1, 8, 8)};
   AddRunning(&state_, Elastic(50, 4, 2, 1, 8, true), {{1, 2}}, 99999);
   state_.jobs[0].last_resize = At(1000);

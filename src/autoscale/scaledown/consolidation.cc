@@ -242,7 +242,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   }
 
   // Nodes on their way out: drained or evacuated this pass, or given notice.
-  auto leaving = [ctx](const Node& n) { return ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture; };
+  auto leaving = [ctx](const Node& n) { return ctx->leaving.contains(n.id) || n.interrupt_at != kInfiniteFuture; };
   const model::StateIndex* x = ctx->index != nullptr && ctx->index->placement() ? ctx->index : nullptr;
   // Nodes per pool that stay, for the pool minimums, and the last time each
   // pool bought one (worked out when first asked).

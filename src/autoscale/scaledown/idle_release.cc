@@ -18,7 +18,7 @@ std::vector<int> StayingNodes(const PassContext& ctx) {
     return staying;
   }
   for (const auto& n : ctx.state.nodes) {
-    const bool leaving = ctx.leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
+    const bool leaving = ctx.leaving.contains(n.id) || n.interrupt_at != kInfiniteFuture;
     if ((n.state == model::NodeState::kProvisioning || n.state == model::NodeState::kReady) && !leaving) {
       ++staying[n.pool];
     }
@@ -34,7 +34,7 @@ void IdleRelease::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   // (most passes find none, and then count nothing else).
   std::vector<std::vector<const model::Node*>> due;
   auto consider = [&](const model::Node& n) {
-    const bool leaving = ctx->leaving.contains(n.id) || n.reclaim_at != kInfiniteFuture;
+    const bool leaving = ctx->leaving.contains(n.id) || n.interrupt_at != kInfiniteFuture;
     if (n.state != model::NodeState::kReady || !n.idle() || leaving) return;
     if (KeepsIdleNodes(spec.pools[n.pool], options_.release_reserved)) return;
     const Timestamp deadline = n.idle_since + options_.idle_after;

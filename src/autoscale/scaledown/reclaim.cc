@@ -62,7 +62,7 @@ void IdleReclaim::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     a.jobs.push_back(i.job->id);
     a.cancel = o_.cancel;
     a.reason = StrCat("job ", i.job->spec.name, " (", i.job->Workers() * i.job->spec.gpus_per_worker,
-                      " GPUs) below ", static_cast<int>(o_.below * 100), "% utilisation since ",
+                      " GPUs) below ", static_cast<int>(o_.below * 100), "% utilization since ",
                       FormatTimestamp(i.since), " (", FormatDuration(ctx->now - i.since), "); ",
                       o_.cancel ? "cancel" : "checkpoint and requeue (a second time: cancel)");
     plan->actions.push_back(std::move(a));

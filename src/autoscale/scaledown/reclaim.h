@@ -3,7 +3,7 @@
 // requeued, or cancelled (MISSION 8.6). The GPUs it frees go back to the
 // queue or, idle, to idle release. Protected jobs are never reclaimed; a
 // job reclaimed once and idle again is cancelled, so a job that only ever
-// idles does not cycle. Missing utilisation data is never read as idle.
+// idles does not cycle. Missing utilization data is never read as idle.
 // See docs/design/idle-reclaim.md.
 #ifndef TIDE_AUTOSCALE_SCALEDOWN_RECLAIM_H_
 #define TIDE_AUTOSCALE_SCALEDOWN_RECLAIM_H_

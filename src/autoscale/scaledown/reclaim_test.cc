@@ -52,7 +52,7 @@ TEST_F(ReclaimTest, ReclaimsAJobIdleForThirtyMinutes) {
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].jobs[0], 1);
   EXPECT_FALSE(r[0].cancel);
-  EXPECT_THAT(r[0].reason, HasSubstr("below 10% utilisation"));
+  EXPECT_THAT(r[0].reason, HasSubstr("below 10% utilization"));
 }
 
 TEST_F(ReclaimTest, ABriefDipDoesNotCount) {

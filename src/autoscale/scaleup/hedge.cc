@@ -15,7 +15,7 @@ BootHedge::Booting BootHedge::Count(const PassContext& ctx) const {
   const size_t num_pools = ctx.spec.pools.size();
   Booting b{std::vector<std::vector<const model::Node*>>(num_pools), std::vector<int>(num_pools, 0)};
   auto visit = [&](const model::Node& n) {
-    if (n.state != model::NodeState::kProvisioning || n.reclaim_at != kInfiniteFuture) return;
+    if (n.state != model::NodeState::kProvisioning || n.interrupt_at != kInfiniteFuture) return;
     if (ctx.leaving.contains(n.id) || !Hedges(ctx.spec.pools[n.pool])) return;
     if (ctx.needed.contains(n.id)) {
       ++b.waited_for[n.pool];

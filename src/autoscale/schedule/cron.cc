@@ -172,7 +172,7 @@ void ScheduledCapacity::Enforce(PassContext* ctx, ScalingPlan* plan) const {
     auto list_staying = [&] {
       for (const auto& n : ctx->state.nodes) {
         if (n.pool != static_cast<int>(p) || n.state == model::NodeState::kDraining ||
-            n.state == model::NodeState::kTerminated || n.reclaim_at != kInfiniteFuture || ctx->leaving.contains(n.id)) {
+            n.state == model::NodeState::kTerminated || n.interrupt_at != kInfiniteFuture || ctx->leaving.contains(n.id)) {
           continue;
         }
         staying.push_back(&n);

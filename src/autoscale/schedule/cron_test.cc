@@ -378,7 +378,7 @@ TEST_F(ScheduledCapacityTest, EnforceBuysUpToTheFloorAhead) {
 TEST_F(ScheduledCapacityTest, EnforceDoesNotCountNodesThatAreGoing) {
   state_.nodes = {ReadyNode(1, 1, 8, 8), ReadyNode(2, 1, 8, 8), ReadyNode(3, 1, 8, 8)};
   state_.nodes[1].state = model::NodeState::kDraining;
-  state_.nodes[2].reclaim_at = When(kMon, 12, 2);  // under spot notice
+  state_.nodes[2].interrupt_at = When(kMon, 12, 2);  // under spot notice
   const ScalingPlan plan = Run(When(kMon, 12));
   ASSERT_EQ(plan.actions.size(), 1u);
   EXPECT_EQ(plan.actions[0].kind, ActionKind::kScaleUp);

@@ -14,7 +14,7 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     x->noticed().ForEach([&](size_t pos) { noticed.push_back(&ctx->state.nodes[pos]); });
   } else {
     for (const auto& n : ctx->state.nodes) {
-      if (n.reclaim_at != kInfiniteFuture) noticed.push_back(&n);
+      if (n.interrupt_at != kInfiniteFuture) noticed.push_back(&n);
     }
   }
   for (const model::Node* np : noticed) {
@@ -25,7 +25,7 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     drain.kind = ActionKind::kDrain;
     drain.pool = n.pool;
     drain.nodes.push_back(n.id);
-    drain.reason = StrCat("spot notice: ", n.name, " is reclaimed at ", FormatTimestamp(n.reclaim_at));
+    drain.reason = StrCat("spot notice: ", n.name, " is reclaimed at ", FormatTimestamp(n.interrupt_at));
     plan->actions.push_back(std::move(drain));
     Action stop;
     stop.kind = ActionKind::kEvacuate;
@@ -55,7 +55,7 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     std::vector<std::string> names;
     for (auto id : stop.jobs) names.push_back(ctx->JobById(id).spec.name);
     stop.reason = StrCat(StrJoin(names, ","), ": checkpoint and requeue before ", n.name, " is reclaimed at ",
-                         FormatTimestamp(n.reclaim_at));
+                         FormatTimestamp(n.interrupt_at));
     plan->actions.push_back(std::move(stop));
   }
 }

@@ -19,7 +19,7 @@ TEST(SpotNoticeTest, DrainsTheNodeAndEvacuatesItsJobsThenReplacesThem) {
   model::ClusterState state;
   state.spec = &spec;
   state.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8)};
-  state.nodes[0].reclaim_at = At(220);
+  state.nodes[0].interrupt_at = At(220);
   model::Job a = Pending(10, 4, 1, 0, 9999, 2), b = Pending(11, 4, 1, 0, 9999, 2), c = Pending(12, 8, 1, 0, 9999, 2);
   AddRunning(&state, a, {{1, 1}}, 9999);
   AddRunning(&state, b, {{1, 1}}, 9999);

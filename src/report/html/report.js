@@ -267,8 +267,8 @@
       ["GPU-hours", null],
       ["paid", "gpu_hours_paid", "hours"],
       ["busy", "gpu_hours_busy", "hours"],
-      ["utilisation (busy/paid)", "utilization", "pct"],
-      ["measured GPU utilisation", "gpu_util_mean", "pct"],
+      ["utilization (busy/paid)", "utilization", "pct"],
+      ["measured GPU utilization", "gpu_util_mean", "pct"],
       ["Queue wait and completion", null],
       ["wait p50", "wait_s.p50", "duration"],
       ["wait p95", "wait_s.p95", "duration"],
@@ -401,21 +401,21 @@
       if (!series.length) html("p", { class: "note" }, g3.lastChild, "No job of this class started.");
     }
 
-    // Utilisation.
-    const g4 = sec("GPU utilisation", "Measured: utilisation-weighted GPUs over GPUs paid for. Allocated: GPUs held by jobs over GPUs paid for.");
+    // Utilization.
+    const g4 = sec("GPU utilization", "Measured: utilization-weighted GPUs over GPUs paid for. Allocated: GPUs held by jobs over GPUs paid for.");
     const paid = (p) => {
       const a = seriesOf(p, tierNames[0]), b = seriesOf(p, tierNames[1]), c = seriesOf(p, tierNames[2]);
       return a.map((v, i) => v + b[i] + c[i]);
     };
     const pct = (v) => Math.round(v * 100) + "%";
     const measured = policies.filter((p) => hasSeries(p, "util_gpus"));
-    chart(g4, { id: "util:measured", title: "Measured GPU utilisation", x: X, zone: z, y: { max: 1, format: pct },
+    chart(g4, { id: "util:measured", title: "Measured GPU utilization", x: X, zone: z, y: { max: 1, format: pct },
       series: measured.map((p) => {
         const i = policies.indexOf(p);
         return { name: p.name, color: color(i), dash: dash(i), xs: times(p, true), ys: ratio(seriesOf(p, "util_gpus"), paid(p)) };
       }) });
     if (!measured.length) {
-      html("p", { class: "note" }, g4.lastChild, "No utilisation data: configure live.metrics (Prometheus with DCGM) to see it.");
+      html("p", { class: "note" }, g4.lastChild, "No utilization data: configure live.metrics (Prometheus with DCGM) to see it.");
     }
     chart(g4, { id: "util:allocated", title: "GPUs allocated to jobs", x: X, zone: z, y: { max: 1, format: pct },
       series: policies.map((p, i) => ({ name: p.name, color: color(i), dash: dash(i), xs: times(p, true), ys: ratio(seriesOf(p, "running_gpus"), paid(p)) })) });
