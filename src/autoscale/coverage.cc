@@ -63,7 +63,7 @@ void IndexState(PassContext* ctx) {
       const model::Job* j = &jobs[q.pos];
       const model::StateIndex::PendingFacts& f = x->pending_facts(q.pos);
       const sched::PoolMask pools = eligible.Of(f.gpus_per_worker, f.priority_class, f.slice_units, f.preemptible,
-                                                f.is_protected, f.names_gpu_models, j->spec);
+                                                f.is_protected, f.restricted, j->spec);
       ctx->pending.push_back(j);
       ctx->queued.push_back(Demand{j, q.id, pools, f.workers, f.gpus_per_worker, f.slice_units, f.min_workers,
                                    q.priority, true, f.moves_data, q.submit});

@@ -15,7 +15,7 @@
 #include "cli/progress.h"
 #include "bound/bound.h"
 #include "config/config.h"
-#include "controller/state_builder.h"
+#include "backends/factory.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "sched/eligibility.h"
@@ -364,11 +364,11 @@ int TraceStats(const StatsArgs& args) {
 int Validate(const std::string& path) {
   auto cfg = config::LoadConfig(path);
   if (!cfg.ok()) return Fail(cfg.status());
-  // What `tide run` would manage: the host lists must expand and cover every
-  // pool's max_nodes.
-  Result<std::vector<controller::Slot>> slots = std::vector<controller::Slot>{};
-  if (cfg->live.present) slots = controller::MapSlots(*cfg);
-  if (!slots.ok()) return Fail(slots.status());
+  // What `tide run` would manage: its backend must be one that can run (for
+  // Slurm: the host lists expand and cover every pool's max_nodes).
+  Result<backends::Backend> backend = backends::Backend{};
+  if (cfg->live.present) backend = backends::MakeBackend(*cfg);
+  if (!backend.ok()) return Fail(backend.status());
   std::cout << path << ": OK\n";
   for (const auto& p : cfg->cluster.pools) {
     std::cout << fmt::format("  pool {:<20} {:<9} {:>2} x {:<10} {:<12} {:>8.2f} {}/h  nodes {}..{}  boot {}\n", p.name,
@@ -382,9 +382,8 @@ int Validate(const std::string& path) {
   std::cout << "  policies compared by default: " << StrJoin(cfg->policies.compare, ", ") << "\n";
   if (cfg->live.present) {
     const auto& live = cfg->live;
-    std::cout << fmt::format("  live: {} Slurm nodes in {} pools, provider {}, loop every {}, state {}\n",
-                             slots->size(), live.slurm.pool_nodes.size(), live.provider.kind,
-                             FormatDuration(live.loop_interval), live.state);
+    std::cout << fmt::format("  live: {}, provider {}, loop every {}, state {}\n", backend->summary,
+                             live.provider.kind, FormatDuration(live.loop_interval), live.state);
   }
   return kOk;
 }

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "backends/slurm/slurm.h"
+#include "backends/factory.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "controller/controller.h"
@@ -30,10 +30,6 @@ namespace {
 
 std::atomic<int> g_signal{0};  // the one signal-handler flag; set by SIGTERM/SIGINT
 void OnSignal(int sig) { g_signal = sig; }
-
-std::string BinPath(const std::string& dir, const std::string& tool) {
-  return dir.empty() ? tool : StrCat(dir, "/", tool);
-}
 
 Result<std::string> ReadToken(const std::string& path) {
   if (path.empty()) return std::string();
@@ -105,8 +101,11 @@ int Run(const RunArgs& args) {
     return ReportFailure(absl::InvalidArgumentError(
         StrCat(args.config, ": no `live:` section; `tide run` needs one (docs/live.md)")));
   }
-  auto slots = controller::MapSlots(*cfg);
-  if (!slots.ok()) return ReportFailure(slots.status());
+  auto backend = backends::MakeBackend(*cfg);
+  if (!backend.ok()) return ReportFailure(backend.status());
+  if (Status s = controller::CheckClassRules(*cfg, backend->manager->capabilities()); !s.ok()) {
+    return ReportFailure(s);
+  }
   auto autoscaler = autoscale::Autoscaler::Make(cfg->policies.tide);
   if (!autoscaler.ok()) return ReportFailure(autoscaler.status());
 
@@ -118,23 +117,16 @@ int Run(const RunArgs& args) {
   };
 
   const auto& live = cfg->live;
-  std::vector<std::string> env;
-  if (!live.slurm.conf.empty()) env.push_back(StrCat("SLURM_CONF=", live.slurm.conf));
-  SystemCommandRunner runner(env);
-  backends::SlurmOptions so;
-  so.squeue = BinPath(live.slurm.bin_dir, "squeue");
-  so.sinfo = BinPath(live.slurm.bin_dir, "sinfo");
-  so.scontrol = BinPath(live.slurm.bin_dir, "scontrol");
-  so.scancel = BinPath(live.slurm.bin_dir, "scancel");
-  so.timeout = live.slurm.timeout;
-  backends::SlurmBackend backend(so, &runner);
+  // The exec provider's commands get the workload manager's environment
+  // (SLURM_CONF), so that they can reach it too.
+  SystemCommandRunner runner(backends::BackendEnvironment(*cfg));
 
   std::unique_ptr<providers::CloudProvider> provider;
   if (live.provider.kind == "local") {
     providers::LocalProvider::Options lo;
     lo.state_dir = live.provider.state_dir;
     lo.slurmd = live.provider.slurmd;
-    lo.slurm_conf = live.slurm.conf;
+    lo.slurm_conf = live.provider.slurm_conf;
     provider = std::make_unique<providers::LocalProvider>(lo);
   } else {
     providers::ExecProvider::Options eo;
@@ -163,7 +155,7 @@ int Run(const RunArgs& args) {
   controller::ControllerOptions co;
   co.dry_run = args.dry_run;
   if (const char* fault = std::getenv("TIDE_FAULT")) co.fault = fault;
-  controller::Controller ctl(*cfg, std::move(*slots), std::move(*autoscaler), &backend, provider.get(), store->get(),
+  controller::Controller ctl(*cfg, std::move(*autoscaler), backend->manager.get(), provider.get(), store->get(),
                              prometheus.get(), co, log);
 
   auto token = ReadToken(live.http.token_file);
@@ -188,7 +180,8 @@ int Run(const RunArgs& args) {
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  log(StrCat("started: ", args.config, ", ", cfg->cluster.pools.size(), " pools, loop every ",
+  log(StrCat("started: ", args.config, ", ", cfg->cluster.pools.size(), " pools, backend ", backend->summary,
+             ", loop every ",
              FormatDuration(live.loop_interval), ", provider ", provider->Name(), args.dry_run ? ", DRY RUN (no action)" : "",
              http ? StrCat(", http on ", live.http.address, ":", http->port()) : std::string(),
              prometheus ? StrCat(", utilization from ", live.metrics.prometheus) : std::string(", no utilization source")));

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "controller/exposition.h"
+#include "controller/reconcile.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -32,13 +33,13 @@ std::string ReasonClass(std::string_view reason) {
   return out.empty() ? "none" : out;
 }
 
-Controller::Controller(const config::Config& config, std::vector<Slot> slots, autoscale::Autoscaler autoscaler,
-                       backends::ClusterBackend* backend, providers::CloudProvider* provider, Store* store,
+Controller::Controller(const config::Config& config, autoscale::Autoscaler autoscaler,
+                       backends::WorkloadManager* manager, providers::CloudProvider* provider, Store* store,
                        metrics::PrometheusSource* prometheus, ControllerOptions options, LogFn log)
     : config_(config),
-      slots_(std::move(slots)),
       autoscaler_(std::move(autoscaler)),
-      backend_(backend),
+      scheduler_(config.policies.scheduler),
+      manager_(manager),
       provider_(provider),
       store_(store),
       prometheus_(prometheus),
@@ -46,9 +47,11 @@ Controller::Controller(const config::Config& config, std::vector<Slot> slots, au
                                            config.live.loop_interval}),
       options_(options),
       log_(std::move(log)),
-      actuator_(config_, slots_, backend, provider, store, &memory_, log_) {
-  actuator_.set_fault(options_.fault);
-}
+      journal_(&config_, store),
+      listener_(&memory_, log_, options_.fault),
+      applier_(&config_.cluster,
+               apply::ApplyOptions{.checkpoint_grace = config.live.jobs.checkpoint_grace},
+               manager, provider, &journal_, &listener_) {}
 
 void Controller::LoopError(LoopReport* r, const std::string& source, const Status& s) {
   r->ok = false;
@@ -61,8 +64,8 @@ void Controller::Observe(Timestamp now, LoopReport* r, backends::Observation* ob
                          std::vector<providers::Instance>* instances,
                          std::vector<providers::Interruption>* interruptions) {
   r->ok = true;
-  auto o = backend_->Observe();
-  if (!o.ok()) return LoopError(r, "slurm", o.status());
+  auto o = manager_->Observe();
+  if (!o.ok()) return LoopError(r, manager_->capabilities().name, o.status());
   *obs = std::move(*o);
   auto list = provider_->List(now);
   if (!list.ok()) return LoopError(r, "provider", list.status());
@@ -72,7 +75,7 @@ void Controller::Observe(Timestamp now, LoopReport* r, backends::Observation* ob
   *interruptions = std::move(*notes);
 }
 
-void Controller::FeedMetrics(const backends::Observation& obs, Timestamp now) {
+void Controller::FeedMetrics(const backends::Observation& obs, const Built& built, Timestamp now) {
   if (prometheus_ == nullptr) return;
   auto samples = prometheus_->Query();
   if (!samples.ok()) {
@@ -90,10 +93,12 @@ void Controller::FeedMetrics(const backends::Observation& obs, Timestamp now) {
   }
   const auto by_node = metrics::NodeUtilization(*samples);
   for (const auto& j : obs.jobs) {
-    if (j.state != "RUNNING" || j.nodes.empty()) continue;
-    const std::string id = StrCat(j.id);
-    if (auto it = by_job.find(id); it != by_job.end()) {
-      history_.Record(j.id, it->second / job_series[id], now);
+    if (j.phase != backends::JobPhase::kRunning || j.nodes.empty()) continue;
+    auto known = built.job_of_key.find(j.key);
+    if (known == built.job_of_key.end()) continue;  // not in tide's pools
+    const model::JobId id = known->second;
+    if (auto it = by_job.find(j.key); it != by_job.end()) {
+      history_.Record(id, it->second / job_series[j.key], now);
       continue;
     }
     // No per-job series: the mean of its nodes, only if every node reported.
@@ -107,39 +112,44 @@ void Controller::FeedMetrics(const backends::Observation& obs, Timestamp now) {
       }
       sum += it->second;
     }
-    if (all) history_.Record(j.id, sum / static_cast<double>(j.nodes.size()), now);
+    if (all) history_.Record(id, sum / static_cast<double>(j.nodes.size()), now);
   }
 }
 
 void Controller::CountInterruptions(const backends::Observation& obs, Timestamp now) {
-  std::set<int64_t> present;
+  std::set<std::string> present;
   for (const auto& j : obs.jobs) {
-    present.insert(j.id);
-    auto it = memory_.runs.find(j.id);
+    present.insert(j.key);
+    auto it = memory_.runs.find(j.key);
     if (it != memory_.runs.end() && j.restarts > it->second.restarts) {
-      if (memory_.requeued_by_tide.erase(j.id) == 0 && !options_.dry_run) {
+      if (memory_.requeued_by_tide.erase(j.key) == 0 && !options_.dry_run) {
         // Requeued by something other than tide (a node failure, a
         // reclaimed node): its whole run since the start is lost.
         const auto& run = it->second;
         const double lost =
             static_cast<double>(std::max<int64_t>(0, (run.last_seen - run.start).count())) * run.gpus;
-        (void)store_->AddJobEvent({j.id, "interrupted", now, lost, "restarted without a checkpoint signal from tide"});
-        log_(StrCat("job ", j.id, " was interrupted outside tide (restart ", j.restarts, "); lost work ",
+        (void)store_->AddJobEvent({j.key, "interrupted", now, lost, "restarted without a checkpoint signal from tide"});
+        log_(StrCat("job ", j.key, " was interrupted outside tide (restart ", j.restarts, "); lost work ",
                     static_cast<int64_t>(lost), " GPU-seconds"));
       }
       memory_.runs.erase(it);
     }
-    if (j.state == "RUNNING") {
-      auto& run = memory_.runs[j.id];
+    if (j.phase == backends::JobPhase::kRunning) {
+      auto& run = memory_.runs[j.key];
       run.restarts = j.restarts;
       run.start = j.start;
       run.last_seen = now;
-      run.gpus = j.gpus;
+      run.gpus = j.gpus();
     }
   }
   for (auto it = memory_.runs.begin(); it != memory_.runs.end();) {
     if (!present.count(it->first) && now - it->second.last_seen > Hours(1)) {
-      history_.Forget(it->first);
+      if (auto id = memory_.job_ids.find(it->first); id != memory_.job_ids.end()) {
+        history_.Forget(id->second);
+        memory_.job_ids.erase(id);
+      }
+      memory_.reclaims.erase(it->first);
+      memory_.bottlenecks.erase(it->first);
       it = memory_.runs.erase(it);
     } else {
       ++it;
@@ -158,13 +168,16 @@ void Controller::LogPlan(const autoscale::ScalingPlan& plan, const Built& built,
       std::vector<std::string> names;
       for (auto id : a.nodes) {
         auto it = built.nodes.find(id);
-        names.push_back(it == built.nodes.end() ? StrCat(id) : slots_[it->second].node);
+        names.push_back(it == built.nodes.end() ? StrCat(id) : it->second->name);
       }
       what += StrCat(" nodes=", StrJoin(names, ","));
     }
     if (!a.jobs.empty()) {
       std::vector<std::string> ids;
-      for (size_t i = 0; i < a.jobs.size() && i < 10; ++i) ids.push_back(StrCat(a.jobs[i]));
+      for (size_t i = 0; i < a.jobs.size() && i < 10; ++i) {
+        auto it = built.jobs.find(a.jobs[i]);
+        ids.push_back(it == built.jobs.end() ? StrCat(a.jobs[i]) : it->second->key);
+      }
       if (a.jobs.size() > 10) ids.push_back("...");
       what += StrCat(" jobs=", StrJoin(ids, ","));
     }
@@ -196,18 +209,31 @@ LoopReport Controller::RunLoop(Timestamp now) {
     Publish(r, nullptr, now);
     return r;
   }
+  std::vector<apply::PendingStop> pending;
   if (!options_.dry_run) {
-    Status s = actuator_.Reconcile(instances, now, &r.acted);
+    Status s = Reconcile(config_, obs, instances, store_, provider_, now, &r.acted, log_);
+    if (s.ok()) {
+      // Jobs told to checkpoint, from the store: they are stopping, and
+      // their stop is finished once the grace is over.
+      auto stops = journal_.PendingStops();
+      if (stops.ok()) {
+        pending = std::move(*stops);
+      } else {
+        s = stops.status();
+      }
+    }
     if (!s.ok()) {
       LoopError(&r, "store", s);
       Publish(r, nullptr, now);
       return r;
     }
+    memory_.stopping.clear();
+    for (const auto& p : pending) memory_.stopping.emplace(p.job, p.signalled);
   }
-  FeedMetrics(obs, now);
   CountInterruptions(obs, now);
-  Built built = BuildState(config_, slots_, obs, instances, interruptions, &memory_,
-                           prometheus_ != nullptr ? &history_ : nullptr, now);
+  Built built = BuildSnapshot(config_, obs, instances, interruptions, &memory_,
+                              prometheus_ != nullptr ? &history_ : nullptr, now);
+  FeedMetrics(obs, built, now);
   for (const auto& s : built.skipped) {
     if (skipped_logged_.insert(s).second) log_(StrCat("note: ", s));
   }
@@ -217,10 +243,13 @@ LoopReport Controller::RunLoop(Timestamp now) {
     ++r.pending_jobs;
     r.pending_gpus += j.spec.gpus();
   }
-  if (!options_.dry_run && !paused_) actuator_.Advance(obs, instances, built, now, &r.acted);
+  const bool acting = !options_.dry_run && !paused_;
+  if (acting) Advance(config_, obs, built, manager_, &applier_, store_, pending, now, &r.acted, log_);
   // Drop disruptions older than a day (the budget looks back less).
   std::erase_if(memory_.disruptions, [&](Timestamp t) { return now - t > Hours(24); });
+  built.state.recent_disruptions = memory_.disruptions;
 
+  if (!manager_->capabilities().schedules_itself) Place(&built, now, &r);
   auto plan = autoscaler_.RunOnce(built.state, now);
   if (!plan.ok()) {
     LoopError(&r, "decision", plan.status());
@@ -229,10 +258,16 @@ LoopReport Controller::RunLoop(Timestamp now) {
   }
   r.plan = std::move(*plan);
   LogPlan(r.plan, built, now);
-  if (!options_.dry_run && !paused_) actuator_.Apply(r.plan, built, obs, now, &r.acted);
-  for (auto [name, n] : {std::pair{"create", r.acted.creates}, {"delete", r.acted.deletes}, {"drain", r.acted.drains},
-                         {"undrain", r.acted.undrains}, {"signal", r.acted.signals}, {"requeue", r.acted.requeues},
-                         {"cancel", r.acted.cancels}, {"refused", r.acted.refused}, {"error", r.acted.errors}}) {
+  if (acting) {
+    LiveView view(&built, store_);
+    Status s = applier_.Apply(r.plan, view, now, &r.acted);
+    if (!s.ok()) LoopError(&r, "apply", s);
+  }
+  for (auto [name, n] : {std::pair{"create", r.acted.creates}, {"delete", r.acted.deletes},
+                         {"cordon", r.acted.cordons}, {"uncordon", r.acted.uncordons},
+                         {"checkpoint", r.acted.checkpoints}, {"evict", r.acted.evictions},
+                         {"requeue", r.acted.requeues}, {"cancel", r.acted.cancels}, {"bind", r.acted.binds},
+                         {"resize", r.acted.resizes}, {"refused", r.acted.refused}, {"error", r.acted.errors}}) {
     if (n > 0) acted_[name] += n;
   }
   last_ok_ = now;
@@ -241,12 +276,56 @@ LoopReport Controller::RunLoop(Timestamp now) {
   return r;
 }
 
+void Controller::Place(Built* built, Timestamp now, LoopReport* r) {
+  const sched::SchedulerOutput out = scheduler_.Schedule(built->state, now);
+  if (out.placements.empty()) return;
+  std::map<model::JobId, size_t> jobs;
+  std::map<model::NodeId, size_t> nodes;
+  for (size_t i = 0; i < built->state.jobs.size(); ++i) jobs[built->state.jobs[i].id] = i;
+  for (size_t i = 0; i < built->state.nodes.size(); ++i) nodes[built->state.nodes[i].id] = i;
+  const bool acting = !options_.dry_run && !paused_;
+  for (const auto& p : out.placements) {
+    if (acting) {
+      LiveView view(built, store_);
+      const int binds = r->acted.binds;
+      Status s = applier_.Place(p, view, now, &r->acted);
+      if (!s.ok() || r->acted.binds == binds) continue;  // not bound: it stays waiting
+    } else {
+      auto it = built->jobs.find(p.job);
+      std::vector<std::string> where;
+      for (const auto& sh : p.shares) {
+        auto n = nodes.find(sh.node);
+        where.push_back(StrCat(n == nodes.end() ? StrCat(sh.node) : built->state.nodes[n->second].name, ":",
+                               sh.workers));
+      }
+      log_(StrCat(options_.dry_run ? "[dry-run] " : "", "would bind job ",
+                  it == built->jobs.end() ? StrCat(p.job) : it->second->key, " to ", StrJoin(where, ","),
+                  p.backfilled ? " (backfilled)" : ""));
+    }
+    // The snapshot the plan is made on sees the job starting on its nodes.
+    model::Job& job = built->state.jobs[jobs.at(p.job)];
+    job.state = model::JobState::kStarting;
+    job.alloc.assign(p.shares.begin(), p.shares.end());
+    job.started = now;
+    int workers = 0;
+    for (const auto& sh : p.shares) {
+      workers += sh.workers;
+      model::Node& n = built->state.nodes[nodes.at(sh.node)];
+      n.free_gpus = std::max(0, n.free_gpus - sh.workers * job.spec.gpus_per_worker);
+      n.idle_since = kInfiniteFuture;
+    }
+    job.workers = workers;
+    job.expected_end = now + job.spec.runtime;
+    ++r->placed;
+  }
+}
+
 void Controller::RecordHistory(const Built& built, const std::vector<providers::Instance>& instances, Timestamp now) {
   SampleRecord sample = SampleOf(config_, built, instances, now);
-  std::set<std::pair<int64_t, int64_t>> running;
+  std::set<std::pair<std::string, int64_t>> running;
   std::vector<JobStartRecord> fresh;
   for (auto& s : JobStartsOf(config_, built)) {
-    std::pair<int64_t, int64_t> key{s.job, ToUnixSeconds(s.submit)};
+    std::pair<std::string, int64_t> key{s.job, ToUnixSeconds(s.submit)};
     if (!starts_recorded_.count(key)) fresh.push_back(std::move(s));
     running.insert(key);
   }
@@ -277,7 +356,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
   m.Gauge("tide_up", "1 while tide's controller runs.", {}, 1);
   m.Counter("tide_loops_total", "Control loops run.", {}, static_cast<double>(loops_));
   for (const auto& [source, n] : errors_by_source_) {
-    m.Counter("tide_loop_errors_total", "Loops or steps that failed, by what failed (slurm, provider, prometheus, store).",
+    m.Counter("tide_loop_errors_total", "Loops or steps that failed, by what failed (the workload manager by its backend's name, provider, prometheus, store, decision, apply).",
               {{"source", source}}, static_cast<double>(n));
   }
   if (last_ok_ != kInfinitePast) {
@@ -309,8 +388,10 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
                 {{"pool", pool.name}, {"tier", std::string(model::TierName(pool.tier))}, {"state", kStates[k]}},
                 by_state[p][k]);
       }
-      m.Gauge("tide_pool_free_slots", "Slurm nodes of the pool tide may still buy.", {{"pool", pool.name}},
-              static_cast<double>(built->free_slots[p].size()));
+      if (manager_->capabilities().fixed_node_names) {
+        m.Gauge("tide_pool_free_slots", "Nodes of the pool's fixed name list that tide may still buy under.",
+                {{"pool", pool.name}}, built->free_names[p]);
+      }
       pools.push_back({{"name", pool.name},
                        {"tier", model::TierName(pool.tier)},
                        {"min_nodes", pool.min_nodes},
@@ -318,7 +399,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
                        {"provisioning", by_state[p][0]},
                        {"ready", by_state[p][1]},
                        {"draining", by_state[p][2]},
-                       {"free_slots", built->free_slots[p].size()}});
+                       {"free_slots", built->free_names[p]}});
     }
     m.Gauge("tide_pending_jobs", "Jobs waiting for GPUs in tide's partitions.", {}, r.pending_jobs);
     m.Gauge("tide_pending_gpus", "GPUs asked for by pending jobs.", {}, r.pending_gpus);
@@ -328,7 +409,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
               {{"kind", key.first}, {"reason", key.second}}, static_cast<double>(n));
   }
   for (const auto& [name, n] : acted_) {
-    m.Counter("tide_actions_total", "Steps carried out on Slurm or the provider (refused and failed ones too).",
+    m.Counter("tide_actions_total", "Steps carried out on the workload manager or the provider (refused and failed ones too).",
               {{"action", name}}, static_cast<double>(n));
   }
   nlohmann::json cost_json = nlohmann::json::object();

@@ -1,9 +1,12 @@
-// Controller: `tide run`. Each loop it observes Slurm and the provider,
-// reconciles the state store, builds the snapshot, calls the same
-// Autoscaler::RunOnce the simulator calls, and hands the plan to the
-// Actuator. A failed or unparseable observation stops the loop before any
-// decision: nothing is done on stale or missing information, and the error
-// is in the log, in /status and in tide_loop_errors_total.
+// Controller: `tide run`. Each loop it observes the workload manager (any
+// backend: backends/workload.h) and the provider, reconciles the state
+// store, builds the snapshot, moves nodes and stops along their life cycles,
+// places waiting jobs with the simulator's Scheduler::Schedule when the
+// manager does not schedule by itself, calls the same Autoscaler::RunOnce
+// the simulator calls, and hands the plan to the same Applier. A failed or
+// unparseable observation stops the loop before any decision: nothing is
+// done on stale or missing information, and the error is in the log, in
+// /status and in tide_loop_errors_total.
 #ifndef TIDE_CONTROLLER_CONTROLLER_H_
 #define TIDE_CONTROLLER_CONTROLLER_H_
 
@@ -17,22 +20,25 @@
 #include <utility>
 #include <vector>
 
+#include "apply/applier.h"
 #include "autoscale/autoscaler.h"
-#include "backends/backend.h"
+#include "backends/workload.h"
 #include "config/config.h"
-#include "controller/actuator.h"
+#include "controller/live_cluster.h"
 #include "controller/live_report.h"
-#include "controller/state_builder.h"
+#include "controller/snapshot.h"
 #include "controller/store.h"
+#include "controller/store_journal.h"
 #include "metrics/prometheus.h"
 #include "metrics/util_history.h"
 #include "providers/provider.h"
+#include "sched/scheduler.h"
 
 namespace tide::controller {
 
 struct ControllerOptions {
   bool dry_run = false;  // decide and print; change nothing, write no state
-  std::string fault;     // Actuator::set_fault (tests only; from $TIDE_FAULT)
+  std::string fault;     // LiveListener's fault injection (tests only; from $TIDE_FAULT)
   // How long the store keeps the live status page's samples and job starts.
   Duration history = kHistoryKept;
 };
@@ -44,17 +50,18 @@ struct LoopReport {
   std::string error;  // why the loop stopped before deciding
   int pending_jobs = 0;
   int pending_gpus = 0;
+  int placed = 0;  // jobs tide bound to nodes (a manager that does not schedule by itself)
   autoscale::ScalingPlan plan;
-  ActStats acted;
+  apply::ApplyStats acted;
 };
 
 class Controller {
  public:
   // Every pointer is borrowed and must outlive the controller. `prometheus`
   // may be null (no utilization data: idle-job reclaim then never fires).
-  Controller(const config::Config& config, std::vector<Slot> slots, autoscale::Autoscaler autoscaler,
-             backends::ClusterBackend* backend, providers::CloudProvider* provider, Store* store,
-             metrics::PrometheusSource* prometheus, ControllerOptions options, LogFn log);
+  Controller(const config::Config& config, autoscale::Autoscaler autoscaler, backends::WorkloadManager* manager,
+             providers::CloudProvider* provider, Store* store, metrics::PrometheusSource* prometheus,
+             ControllerOptions options, LogFn log);
 
   // One pass at `now`. Never throws; errors are in the report.
   LoopReport RunLoop(Timestamp now);
@@ -72,8 +79,12 @@ class Controller {
  private:
   void Observe(Timestamp now, LoopReport* r, backends::Observation* obs, std::vector<providers::Instance>* instances,
                std::vector<providers::Interruption>* interruptions);
-  void FeedMetrics(const backends::Observation& obs, Timestamp now);
+  void FeedMetrics(const backends::Observation& obs, const Built& built, Timestamp now);
   void CountInterruptions(const backends::Observation& obs, Timestamp now);
+  // Places waiting jobs (a manager that does not schedule by itself): the
+  // simulator's scheduler on the snapshot, its placements bound through the
+  // applier and marked in the snapshot, so that RunOnce sees them starting.
+  void Place(Built* built, Timestamp now, LoopReport* r);
   void LogPlan(const autoscale::ScalingPlan& plan, const Built& built, Timestamp now);
   void Publish(const LoopReport& r, const Built* built, Timestamp now);
   // After a successful loop: the sample of the snapshot it decided on and
@@ -82,9 +93,9 @@ class Controller {
   void LoopError(LoopReport* r, const std::string& source, const Status& s);
 
   const config::Config& config_;
-  std::vector<Slot> slots_;
   autoscale::Autoscaler autoscaler_;
-  backends::ClusterBackend* backend_;
+  sched::Scheduler scheduler_;
+  backends::WorkloadManager* manager_;
   providers::CloudProvider* provider_;
   Store* store_;
   metrics::PrometheusSource* prometheus_;
@@ -92,15 +103,17 @@ class Controller {
   ControllerOptions options_;
   LogFn log_;
   Memory memory_;
-  Actuator actuator_;
+  StoreJournal journal_;
+  LiveListener listener_;
+  apply::Applier applier_;
   std::atomic<bool> paused_{false};
   std::map<std::string, int64_t> errors_by_source_;
   std::map<std::pair<std::string, std::string>, int64_t> decisions_;  // (kind, reason class) -> count
   std::map<std::string, int64_t> acted_;                                // action -> count
   std::set<std::string> last_plan_lines_;
   std::set<std::string> skipped_logged_;
-  // (job, submit) of the running jobs whose start is in the store.
-  std::set<std::pair<int64_t, int64_t>> starts_recorded_;
+  // (job key, submit) of the running jobs whose start is in the store.
+  std::set<std::pair<std::string, int64_t>> starts_recorded_;
   int64_t loops_ = 0;
   std::string last_pools_, last_nodes_;  // the last good loop's view, as JSON
   Timestamp last_ok_ = kInfinitePast;

@@ -84,7 +84,7 @@ std::vector<JobStartRecord> JobStartsOf(const config::Config& config, const Buil
   for (const model::Job& j : built.state.jobs) {
     if (j.state == model::JobState::kPending || j.started <= Timestamp{}) continue;
     const int c = j.spec.priority_class;
-    out.push_back({.job = j.id,
+    out.push_back({.job = j.spec.name,  // the manager's job key
                    .submit = j.spec.submit,
                    .start = j.started,
                    .priority_class = c >= 0 && static_cast<size_t>(c) < classes.size() ? classes[c].name : ""});

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "controller/state_builder.h"
+#include "controller/snapshot.h"
 #include "controller/store.h"
 #include "core/status.h"
 #include "core/time.h"

@@ -188,6 +188,9 @@ struct JobSpec {
   // A job that asks for a GPU slice per worker: its MIG profile (`slice`,
   // below) and compute units (gpus_per_worker is then 1). 0: whole GPUs.
   int slice_units = 0;
+  // The pools the job may use, as bits of pool indices (a Slurm job: the
+  // pools with a node in its partition); all ones: any pool.
+  uint64_t pools = ~uint64_t{0};
   // GPU models the job may run on (InstanceType::gpu_model); empty: any.
   // The Alibaba openb trace's gpu_spec column.
   std::vector<std::string> gpu_models;
@@ -208,6 +211,10 @@ struct JobSpec {
     return slice_units > 0 ? static_cast<double>(slice_units) * workers / units_per_gpu : gpus();
   }
   bool elastic() const { return max_workers > min_workers && min_workers > 0; }
+  // It names GPU models or is limited to some pools: its eligible pools are
+  // worked out for it alone rather than by its shape.
+  bool restricted() const { return !gpu_models.empty() || pools != ~uint64_t{0}; }
+  bool MayUsePool(int pool) const { return pool >= 0 && pool < 64 && (pools >> pool & 1) != 0; }
   int MinWorkers() const { return elastic() ? min_workers : workers; }
   int MaxWorkers() const { return elastic() ? max_workers : workers; }
 };
@@ -253,6 +260,7 @@ struct alignas(64) Job {
   double progress = 0;
   double saved = 0;
   int restarts = 0;             // times it was interrupted and requeued
+  int reclaims = 0;             // times idle reclaim stopped it (the second time cancels it)
 
   int Workers() const { return workers > 0 ? workers : spec.workers; }
   // Fewer workers than it may have: an elastic job that could grow.

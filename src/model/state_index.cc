@@ -48,7 +48,7 @@ StateIndex::JobRec StateIndex::Read(const Job& j) const {
                js.priority_class,
                js.preemptible,
                js.is_protected,
-               !js.gpu_models.empty(),
+               js.restricted(),
                !js.data_region.empty() && (js.data_gb > 0 || js.output_gb > 0)};
   } else if (j.state != JobState::kCompleted) {
     r.kind = 2;

@@ -129,7 +129,7 @@ class StateIndex {
     int priority_class = 0;
     bool preemptible = false;
     bool is_protected = false;
-    bool names_gpu_models = false;  // gpu_models is not empty
+    bool restricted = false;        // JobSpec::restricted()
     bool moves_data = false;        // a data region, and data or output to move
     bool operator==(const PendingFacts&) const = default;
   };

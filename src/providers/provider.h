@@ -1,37 +1,43 @@
 // CloudProvider: where tide buys and returns nodes. In cluster-autoscaler's
 // vocabulary this is the cloud provider with its node groups; here a pool
 // (model::NodePool) is the node group, and every instance carries the name
-// of the Slurm node it becomes.
+// of the workload manager's node it becomes (WorkloadManager::RegisterNode
+// chose it).
 //
 // Implementations: local/ (each instance is a real slurmd on this machine),
-// exec/ (user-configured commands for a cloud's CLI).
+// exec/ (user-configured commands for a cloud's CLI), and the simulator's
+// simulated cloud (sim/sim_cloud.h). tests/contract/ checks each against
+// this contract.
 #ifndef TIDE_PROVIDERS_PROVIDER_H_
 #define TIDE_PROVIDERS_PROVIDER_H_
 
 #include <string>
 #include <vector>
 
+#include "backends/workload.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "model/cluster.h"
 
 namespace tide::providers {
 
 // One node tide asked for.
 struct CreateRequest {
   std::string pool;           // tide pool name
-  std::string node;           // the Slurm node name it must register as
+  std::string node;           // the node name it must join the workload manager as
   std::string instance_type;  // InstanceType::name
-  std::string tier;           // "reserved", "on-demand", "spot"
+  model::Tier tier = model::Tier::kOnDemand;
   std::string region;
   // Unique per create decision. A second Create with the same key returns
   // the instance of the first and buys nothing (the call is idempotent).
   std::string idempotency_key;
   Duration boot_delay{};  // local provider only: how long its "boot" takes
+  backends::Reason why;   // why tide buys it (scale-up or forecast), for the provider's records
 };
 
 struct Instance {
   std::string id;    // the provider's id
-  std::string node;  // the Slurm node name
+  std::string node;  // the workload manager's node name
   std::string pool;
   std::string idempotency_key;
   std::string state;  // "pending" (booting), "running", "terminating"
@@ -56,7 +62,7 @@ struct Interruption {
 class CloudProvider {
  public:
   virtual ~CloudProvider() = default;
-  virtual std::string Name() const = 0;  // "local", "exec"
+  virtual std::string Name() const = 0;  // "local", "exec", "simulated"
   virtual Result<Instance> Create(const CreateRequest& request, Timestamp now) = 0;
   virtual Status Delete(const std::string& instance_id, const std::string& idempotency_key,
                         Timestamp now) = 0;

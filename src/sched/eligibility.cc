@@ -16,6 +16,10 @@ int PriorityValue(const model::ClusterSpec& spec, const model::JobSpec& job) {
 
 }  // namespace
 
+bool Eligible(const model::ClusterSpec& spec, int p, const model::JobSpec& job, int priority) {
+  return job.MayUsePool(p) && Eligible(spec.pools[static_cast<size_t>(p)], job, priority);
+}
+
 bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priority) {
   if (pool.type.gpus < job.gpus_per_worker) return false;
   if (priority < pool.min_priority) return false;
@@ -97,16 +101,16 @@ bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, Sl
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job) {
   PoolMask mask = 0;
   for (size_t p = 0; p < spec.pools.size(); ++p) {
-    if (Eligible(spec.pools[p], job, PriorityValue(spec, job))) mask |= PoolBit(static_cast<int>(p));
+    if (Eligible(spec, static_cast<int>(p), job, PriorityValue(spec, job))) mask |= PoolBit(static_cast<int>(p));
   }
   return mask;
 }
 
 PoolMask EligibilityMemo::Of(int gpus_per_worker, int priority_class, int slice_units, bool preemptible,
-                             bool is_protected, bool names_gpu_models, const model::JobSpec& job) {
+                             bool is_protected, bool restricted, const model::JobSpec& job) {
   // The key packs every field Eligible reads of a job; one out of its range
-  // (or a list of GPU models) is worked out directly.
-  if (names_gpu_models || gpus_per_worker < 0 || gpus_per_worker >= (1 << 24) || priority_class < -1 ||
+  // (or a restricted job) is worked out directly.
+  if (restricted || gpus_per_worker < 0 || gpus_per_worker >= (1 << 24) || priority_class < -1 ||
       priority_class >= (1 << 19) || slice_units < 0 || slice_units >= 256) {
     return EligiblePools(*spec_, job);
   }

@@ -21,7 +21,8 @@ namespace tide::sched {
 //   - spot capacity hosts only preemptible jobs that are not protected, so a
 //     high-priority (non-preemptible) job never lands on spot (MISSION 6);
 //   - a pool with a min_priority takes only jobs of that priority or above;
-//   - a job that names GPU models (gpu_models) runs only on pools of one.
+//   - a job that names GPU models (gpu_models) runs only on pools of one;
+//   - a job limited to some pools (JobSpec::pools) runs only on those.
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job);
 
 // EligiblePools for the many jobs of one pass, remembered by the fields the
@@ -34,12 +35,13 @@ class EligibilityMemo {
   explicit EligibilityMemo(const model::ClusterSpec& spec) : spec_(&spec) {}
   PoolMask operator()(const model::JobSpec& job) {
     return Of(job.gpus_per_worker, job.priority_class, job.slice_units, job.preemptible, job.is_protected,
-              !job.gpu_models.empty(), job);
+              job.restricted(), job);
   }
   // The same from those fields of `job` (a driver's compact copy of them):
-  // `job` itself is read only for a shape not seen yet or a list of GPU models.
+  // `job` itself is read only for a shape not seen yet or a restricted job
+  // (JobSpec::restricted: GPU models or pools of its own).
   PoolMask Of(int gpus_per_worker, int priority_class, int slice_units, bool preemptible, bool is_protected,
-              bool names_gpu_models, const model::JobSpec& job);
+              bool restricted, const model::JobSpec& job);
 
  private:
   const model::ClusterSpec* spec_;
@@ -68,8 +70,11 @@ class SliceSnapshot;
 bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, SliceSnapshot* slices,
                    CapacitySnapshot* capacity, std::vector<model::NodeShare>* out);
 
-// True when `job`, of priority value `priority`, may run on `pool`.
+// True when `job`, of priority value `priority`, may run on `pool` by the
+// pool's own rules (size, slices, tier, min_priority, GPU model).
 bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priority = INT32_MAX);
+// The same for pool `pool` of `spec`, and within the job's own pools.
+bool Eligible(const model::ClusterSpec& spec, int pool, const model::JobSpec& job, int priority = INT32_MAX);
 
 // The job's eligible pools in the order placement should try them (MISSION
 // 6: core work on the reserved base, interruptible work on spot):

@@ -366,7 +366,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       int n = 0;
       for (int f = need; f <= most_gpus; ++f) n += g.Count(static_cast<int>(p), f);
       if (static_cast<int>(p) == src->node->pool && src->free >= need) --n;
-      if (n > 0 && sched::Eligible(spec.pools[p], j.spec, j.priority)) return true;
+      if (n > 0 && sched::Eligible(spec, static_cast<int>(p), j.spec, j.priority)) return true;
     }
     return false;
   };
@@ -492,7 +492,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
         for (NodeView* dp : dests) {
           NodeView& d = *dp;
           if (&d == src || d.source || d.free < g) continue;
-          if (!sched::Eligible(spec.pools[d.node->pool], j->spec, j->priority)) continue;
+          if (!sched::Eligible(spec, d.node->pool, j->spec, j->priority)) continue;
           // Best fit, as the scheduler will place it, then the longest life.
           if (best == nullptr || d.free < best->free ||
               (d.free == best->free && life_of(d) > life_of(*best)) ||

@@ -259,8 +259,8 @@ int CappedProduct(int a, int b) {
   return static_cast<int>(std::min<int64_t>(int64_t{a} * b, std::numeric_limits<int>::max()));
 }
 
-Result<ObservedJob> ParseJob(const json& j, size_t index) {
-  ObservedJob job;
+Result<SlurmJob> ParseJob(const json& j, size_t index) {
+  SlurmJob job;
   const std::string at = StrCat("jobs[", index, "]");
   if (!j.is_object()) {
     return absl::InvalidArgumentError(StrCat(at, ": expected an object, got ", j.type_name()));
@@ -277,6 +277,7 @@ Result<ObservedJob> ParseJob(const json& j, size_t index) {
   TIDE_ASSIGN_OR_RETURN(job.name, GetString(j, "name", where));
   TIDE_ASSIGN_OR_RETURN(job.partition, GetString(j, "partition", where));
   TIDE_ASSIGN_OR_RETURN(job.qos, GetString(j, "qos", where));
+  TIDE_ASSIGN_OR_RETURN(job.account, GetString(j, "account", where));
   TIDE_ASSIGN_OR_RETURN(job.comment, GetString(j, "comment", where));
   TIDE_ASSIGN_OR_RETURN(job.user, GetString(j, "user_name", where));
   TIDE_ASSIGN_OR_RETURN(job.state_reason, GetString(j, "state_reason", where));
@@ -328,8 +329,8 @@ Result<ObservedJob> ParseJob(const json& j, size_t index) {
   return job;
 }
 
-Result<ObservedNode> ParseNode(const json& n, size_t index) {
-  ObservedNode node;
+Result<SlurmNode> ParseNode(const json& n, size_t index) {
+  SlurmNode node;
   const std::string at = StrCat("nodes[", index, "]");
   if (!n.is_object()) {
     return absl::InvalidArgumentError(StrCat(at, ": expected an object, got ", n.type_name()));
@@ -358,6 +359,24 @@ Result<ObservedNode> ParseNode(const json& n, size_t index) {
 }
 
 }  // namespace
+
+bool SlurmNode::Has(std::string_view flag) const {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+bool SlurmNode::Drained() const { return Has("DRAIN") || state == "drained" || state == "draining"; }
+
+bool SlurmNode::PoweredDown() const { return Has("POWERED_DOWN") && !Has("POWERING_UP"); }
+
+bool SlurmNode::Responding() const {
+  // "future" and "unknown" are nodes whose slurmd has not registered yet.
+  if (state == "down" || state == "future" || state == "unknown") return false;
+  return !Has("POWERED_DOWN") && !Has("POWERING_UP") && !Has("NOT_RESPONDING");
+}
+
+bool SlurmNode::Allocated() const {
+  return state == "allocated" || state == "mixed" || state == "completing" || Has("COMPLETING");
+}
 
 Result<std::vector<std::string>> ExpandHostlist(std::string_view list) {
   std::vector<std::string> out;
@@ -417,13 +436,13 @@ int GpusInGres(std::string_view text) {
   return static_cast<int>(std::min<int64_t>(total, std::numeric_limits<int>::max()));
 }
 
-Result<std::vector<ObservedJob>> ParseSqueueJson(std::string_view text) {
+Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
   try {
     TIDE_ASSIGN_OR_RETURN(json records, ParseReply(text, "jobs"));
-    std::vector<ObservedJob> jobs;
+    std::vector<SlurmJob> jobs;
     jobs.reserve(records.size());
     for (size_t i = 0; i < records.size(); ++i) {
-      TIDE_ASSIGN_OR_RETURN(ObservedJob job, ParseJob(records[i], i));
+      TIDE_ASSIGN_OR_RETURN(SlurmJob job, ParseJob(records[i], i));
       jobs.push_back(std::move(job));
     }
     return jobs;
@@ -432,13 +451,13 @@ Result<std::vector<ObservedJob>> ParseSqueueJson(std::string_view text) {
   }
 }
 
-Result<std::vector<ObservedNode>> ParseSinfoJson(std::string_view text) {
+Result<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
   try {
     TIDE_ASSIGN_OR_RETURN(json records, ParseReply(text, "nodes"));
-    std::vector<ObservedNode> nodes;
+    std::vector<SlurmNode> nodes;
     std::map<std::string, size_t, std::less<>> index_of;
     for (size_t i = 0; i < records.size(); ++i) {
-      TIDE_ASSIGN_OR_RETURN(ObservedNode node, ParseNode(records[i], i));
+      TIDE_ASSIGN_OR_RETURN(SlurmNode node, ParseNode(records[i], i));
       auto it = index_of.find(node.name);
       if (it == index_of.end()) {
         index_of.emplace(node.name, nodes.size());

@@ -123,7 +123,7 @@ TEST(ParseSqueueJsonTest, LabFixture) {
   ASSERT_TRUE(jobs.ok()) << jobs.status();
   ASSERT_EQ(jobs->size(), 4u);
 
-  const ObservedJob& running = (*jobs)[0];  // the real record
+  const SlurmJob& running = (*jobs)[0];  // the real record
   EXPECT_EQ(running.id, 1);
   EXPECT_EQ(running.name, "wrap");
   EXPECT_EQ(running.state, "RUNNING");
@@ -142,7 +142,7 @@ TEST(ParseSqueueJsonTest, LabFixture) {
   EXPECT_EQ(running.state_reason, "None");
   EXPECT_TRUE(running.requeue);
 
-  const ObservedJob& pending = (*jobs)[1];
+  const SlurmJob& pending = (*jobs)[1];
   EXPECT_EQ(pending.id, 2);
   EXPECT_EQ(pending.state, "PENDING");
   EXPECT_EQ(pending.partition, "high");
@@ -158,7 +158,7 @@ TEST(ParseSqueueJsonTest, LabFixture) {
   EXPECT_EQ(pending.state_reason, "Resources");
   EXPECT_FALSE(pending.requeue);
 
-  const ObservedJob& spread = (*jobs)[2];  // --gpus=12 over two nodes
+  const SlurmJob& spread = (*jobs)[2];  // --gpus=12 over two nodes
   EXPECT_EQ(spread.id, 3);
   EXPECT_THAT(spread.nodes, ElementsAre("gpu3", "gpu4"));
   EXPECT_EQ(spread.node_count, 2);
@@ -168,7 +168,7 @@ TEST(ParseSqueueJsonTest, LabFixture) {
   EXPECT_EQ(spread.time_limit, Hours(1));
   EXPECT_EQ(spread.restarts, 2);
 
-  const ObservedJob& cpu_only = (*jobs)[3];
+  const SlurmJob& cpu_only = (*jobs)[3];
   EXPECT_EQ(cpu_only.id, 4);
   EXPECT_EQ(cpu_only.partition, "low,high");
   EXPECT_EQ(cpu_only.gpus, 0);
@@ -190,7 +190,7 @@ TEST(ParseSqueueJsonTest, OnlyRequiredFieldsTakesDefaults) {
   auto jobs = ParseSqueueJson(OneJob(R"("job_id": 9, "job_state": "pending")"));
   ASSERT_TRUE(jobs.ok()) << jobs.status();
   ASSERT_EQ(jobs->size(), 1u);
-  const ObservedJob& j = (*jobs)[0];
+  const SlurmJob& j = (*jobs)[0];
   EXPECT_EQ(j.id, 9);
   EXPECT_EQ(j.state, "PENDING");
   EXPECT_EQ(j.node_count, 1);
@@ -220,7 +220,7 @@ TEST(ParseSqueueJsonTest, NewerSchemaShapes) {
          "start_time": {"set": true, "infinite": false, "number": 1700000000},
          "tres_per_node": "gres/gpu:4")"));
   ASSERT_TRUE(jobs.ok()) << jobs.status();
-  const ObservedJob& j = (*jobs)[0];
+  const SlurmJob& j = (*jobs)[0];
   EXPECT_EQ(j.state, "RUNNING");
   EXPECT_EQ(j.node_count, 2);
   EXPECT_EQ(j.gpus_per_node, 4);
@@ -354,7 +354,7 @@ TEST(ParseSinfoJsonTest, LabFixture) {
   auto nodes = ParseSinfoJson(Fixture("sinfo_lab.json"));
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   ASSERT_EQ(nodes->size(), 4u);
-  const ObservedNode& up = (*nodes)[0];
+  const SlurmNode& up = (*nodes)[0];
   EXPECT_EQ(up.name, "gpu1");
   EXPECT_EQ(up.state, "mixed");
   EXPECT_THAT(up.flags, ElementsAre("CLOUD", "POWER_UP"));
@@ -366,7 +366,7 @@ TEST(ParseSinfoJsonTest, LabFixture) {
   EXPECT_FALSE(up.Drained());
   EXPECT_FALSE(up.PoweredDown());
 
-  const ObservedNode& off = (*nodes)[1];
+  const SlurmNode& off = (*nodes)[1];
   EXPECT_EQ(off.name, "gpu2");
   EXPECT_EQ(off.state, "idle");
   EXPECT_THAT(off.flags, ElementsAre("CLOUD", "DRAIN", "POWERED_DOWN"));
@@ -387,13 +387,13 @@ TEST(ParseSinfoJsonTest, NodeListedPerPartitionIsMerged) {
   EXPECT_EQ((*nodes)[0].name, "gpu1");
   EXPECT_THAT((*nodes)[0].partitions, ElementsAre("low", "high"));
 
-  const ObservedNode& booting = (*nodes)[1];
+  const SlurmNode& booting = (*nodes)[1];
   EXPECT_EQ(booting.name, "gpu2");
   EXPECT_TRUE(booting.Has("POWERING_UP"));
   EXPECT_FALSE(booting.PoweredDown());
   EXPECT_FALSE(booting.Responding());
 
-  const ObservedNode& draining = (*nodes)[2];
+  const SlurmNode& draining = (*nodes)[2];
   EXPECT_EQ(draining.name, "gpu3");
   EXPECT_EQ(draining.state, "mixed");
   EXPECT_EQ(draining.gpus_used, 3);  // IDX:0,2-3
@@ -401,7 +401,7 @@ TEST(ParseSinfoJsonTest, NodeListedPerPartitionIsMerged) {
   EXPECT_TRUE(draining.Responding());
   EXPECT_EQ(draining.reason, "tide: scale-down");
 
-  const ObservedNode& down = (*nodes)[3];
+  const SlurmNode& down = (*nodes)[3];
   EXPECT_EQ(down.name, "gpu4");
   EXPECT_EQ(down.state, "down");
   EXPECT_TRUE(down.Has("NOT_RESPONDING"));
@@ -416,7 +416,7 @@ std::string OneNode(std::string_view fields) {
 TEST(ParseSinfoJsonTest, OnlyRequiredFieldsTakesDefaults) {
   auto nodes = ParseSinfoJson(OneNode(R"("name": "cpu1", "state": "IDLE", "gres": null, "tres_used": null)"));
   ASSERT_TRUE(nodes.ok()) << nodes.status();
-  const ObservedNode& n = (*nodes)[0];
+  const SlurmNode& n = (*nodes)[0];
   EXPECT_EQ(n.state, "idle");
   EXPECT_THAT(n.flags, IsEmpty());
   EXPECT_EQ(n.gpus, 0);
@@ -479,7 +479,7 @@ INSTANTIATE_TEST_SUITE_P(
                        {"slurmctld down"}}),
     [](const auto& info) { return info.param.name; });
 
-// ---- ObservedNode predicates
+// ---- SlurmNode predicates
 
 struct NodeCase {
   std::string name;
@@ -488,11 +488,11 @@ struct NodeCase {
   bool drained, powered_down, responding;
 };
 
-class ObservedNodeTest : public ::testing::TestWithParam<NodeCase> {};
+class SlurmNodeTest : public ::testing::TestWithParam<NodeCase> {};
 
-TEST_P(ObservedNodeTest, Predicates) {
+TEST_P(SlurmNodeTest, Predicates) {
   const auto& c = GetParam();
-  ObservedNode n;
+  SlurmNode n;
   n.name = "gpu1";
   n.state = c.state;
   n.flags = c.flags;
@@ -502,7 +502,7 @@ TEST_P(ObservedNodeTest, Predicates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Cases, ObservedNodeTest,
+    Cases, SlurmNodeTest,
     ::testing::Values(NodeCase{"Idle", "idle", {}, false, false, true},
                       NodeCase{"Allocated", "allocated", {"CLOUD"}, false, false, true},
                       NodeCase{"DrainFlag", "mixed", {"DRAIN"}, true, false, true},
@@ -518,8 +518,8 @@ INSTANTIATE_TEST_SUITE_P(
                       NodeCase{"Unknown", "unknown", {}, false, false, false}),
     [](const auto& info) { return info.param.name; });
 
-TEST(ObservedNodeHasTest, MatchesWholeFlags) {
-  ObservedNode n;
+TEST(SlurmNodeHasTest, MatchesWholeFlags) {
+  SlurmNode n;
   n.flags = {"POWERED_DOWN"};
   EXPECT_TRUE(n.Has("POWERED_DOWN"));
   EXPECT_FALSE(n.Has("POWER_DOWN"));

@@ -1,4 +1,4 @@
-#include "controller/state_builder.h"
+#include "controller/snapshot.h"
 
 #include "controller/fakes_test.h"
 #include "gtest/gtest.h"

@@ -33,7 +33,7 @@ using testing::FakeRunner;
 
 struct ActionCase {
   std::string name;
-  std::function<Status(SlurmBackend&)> act;
+  std::function<Status(SlurmCommands&)> act;
   std::vector<std::string> argv;
   std::string target;  // how the failure message names the node or job
 };
@@ -41,28 +41,28 @@ struct ActionCase {
 std::vector<ActionCase> ActionCases() {
   return {
       {"Drain",
-       [](SlurmBackend& b) { return b.Drain("gpu3", "tide: scale-down idle 10m"); },
+       [](SlurmCommands& b) { return b.Drain("gpu3", "tide: scale-down idle 10m"); },
        {"scontrol", "update", "nodename=gpu3", "state=DRAIN", "reason=tide: scale-down idle 10m"},
        "nodename=gpu3"},
       {"Undrain",
-       [](SlurmBackend& b) { return b.Undrain("gpu3"); },
+       [](SlurmCommands& b) { return b.Undrain("gpu3"); },
        {"scontrol", "update", "nodename=gpu3", "state=UNDRAIN"},
        "nodename=gpu3 state=UNDRAIN"},
       {"PowerUp",
-       [](SlurmBackend& b) { return b.PowerUp("gpu[2-3]"); },
+       [](SlurmCommands& b) { return b.PowerUp("gpu[2-3]"); },
        {"scontrol", "update", "nodename=gpu[2-3]", "state=POWER_UP"},
        "nodename=gpu[2-3] state=POWER_UP"},
       {"PowerDown",
-       [](SlurmBackend& b) { return b.PowerDown("gpu4"); },
+       [](SlurmCommands& b) { return b.PowerDown("gpu4"); },
        {"scontrol", "update", "nodename=gpu4", "state=POWER_DOWN"},
        "nodename=gpu4 state=POWER_DOWN"},
       {"Requeue",
-       [](SlurmBackend& b) { return b.Requeue(1234); },
+       [](SlurmCommands& b) { return b.Requeue(1234); },
        {"scontrol", "requeue", "1234"},
        "scontrol requeue 1234"},
-      {"Cancel", [](SlurmBackend& b) { return b.Cancel(1234); }, {"scancel", "1234"}, "scancel 1234"},
+      {"Cancel", [](SlurmCommands& b) { return b.Cancel(1234); }, {"scancel", "1234"}, "scancel 1234"},
       {"Signal",
-       [](SlurmBackend& b) { return b.Signal(1234, "USR1"); },
+       [](SlurmCommands& b) { return b.Signal(1234, "USR1"); },
        {"scancel", "--batch", "--signal=USR1", "1234"},
        "scancel --batch --signal=USR1 1234"},
   };
@@ -74,7 +74,7 @@ TEST_P(SlurmActionTest, RunsOneCommand) {
   FakeRunner runner;
   SlurmOptions options;
   options.timeout = Seconds(7);
-  SlurmBackend backend(options, &runner);
+  SlurmCommands backend(options, &runner);
   const Status s = GetParam().act(backend);
   ASSERT_TRUE(s.ok()) << s;
   ASSERT_EQ(runner.calls.size(), 1u);
@@ -86,7 +86,7 @@ TEST_P(SlurmActionTest, RunsOneCommand) {
 TEST_P(SlurmActionTest, NonZeroExitIsUnavailableWithStderr) {
   FakeRunner runner;
   runner.Reply(1, "", "  scontrol: error: Invalid node name specified\n\n");
-  SlurmBackend backend(SlurmOptions{}, &runner);
+  SlurmCommands backend(SlurmOptions{}, &runner);
   const Status s = GetParam().act(backend);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_THAT(Msg(s), HasSubstr(GetParam().argv[0]));
@@ -98,7 +98,7 @@ TEST_P(SlurmActionTest, NonZeroExitIsUnavailableWithStderr) {
 TEST_P(SlurmActionTest, RunnerErrorIsUnavailable) {
   FakeRunner runner;
   runner.Fail(absl::DeadlineExceededError("timed out after 30s"));
-  SlurmBackend backend(SlurmOptions{}, &runner);
+  SlurmCommands backend(SlurmOptions{}, &runner);
   const Status s = GetParam().act(backend);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_THAT(Msg(s), HasSubstr("timed out after 30s"));
@@ -108,12 +108,12 @@ TEST_P(SlurmActionTest, RunnerErrorIsUnavailable) {
 INSTANTIATE_TEST_SUITE_P(Cases, SlurmActionTest, ::testing::ValuesIn(ActionCases()),
                          [](const auto& info) { return info.param.name; });
 
-TEST(SlurmBackendTest, ConfiguredToolPaths) {
+TEST(SlurmCommandsTest, ConfiguredToolPaths) {
   FakeRunner runner;
   SlurmOptions options;
   options.scontrol = "/opt/slurm/bin/scontrol";
   options.scancel = "/opt/slurm/bin/scancel";
-  SlurmBackend backend(options, &runner);
+  SlurmCommands backend(options, &runner);
   ASSERT_TRUE(backend.Undrain("gpu1").ok());
   ASSERT_TRUE(backend.Cancel(5).ok());
   EXPECT_THAT(runner.Argvs(),
@@ -121,19 +121,19 @@ TEST(SlurmBackendTest, ConfiguredToolPaths) {
                           ElementsAre("/opt/slurm/bin/scancel", "5")));
 }
 
-TEST(SlurmBackendTest, RunnerErrorNamingTheCommandIsNotPrefixedTwice) {
+TEST(SlurmCommandsTest, RunnerErrorNamingTheCommandIsNotPrefixedTwice) {
   FakeRunner runner;
   runner.Fail(absl::UnavailableError("scancel 5: cannot start: No such file or directory"));
-  SlurmBackend backend(SlurmOptions{}, &runner);
+  SlurmCommands backend(SlurmOptions{}, &runner);
   const Status s = backend.Cancel(5);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(Msg(s), "scancel 5: cannot start: No such file or directory");
 }
 
-TEST(SlurmBackendTest, StderrFallsBackToStdout) {
+TEST(SlurmCommandsTest, StderrFallsBackToStdout) {
   FakeRunner runner;
   runner.Reply(2, "scancel: error: Kill job error on job id 5: Invalid job id specified\n", "");
-  SlurmBackend backend(SlurmOptions{}, &runner);
+  SlurmCommands backend(SlurmOptions{}, &runner);
   const Status s = backend.Cancel(5);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(Msg(s), HasSubstr("exit status 2: scancel: error: Kill job error on job id 5"));
@@ -141,7 +141,7 @@ TEST(SlurmBackendTest, StderrFallsBackToStdout) {
 
 struct BadInputCase {
   std::string name;
-  std::function<Status(SlurmBackend&)> act;
+  std::function<Status(SlurmCommands&)> act;
   std::string want;
 };
 
@@ -149,7 +149,7 @@ class SlurmBadInputTest : public ::testing::TestWithParam<BadInputCase> {};
 
 TEST_P(SlurmBadInputTest, RefusedWithoutRunning) {
   FakeRunner runner;
-  SlurmBackend backend(SlurmOptions{}, &runner);
+  SlurmCommands backend(SlurmOptions{}, &runner);
   const Status s = GetParam().act(backend);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(Msg(s), HasSubstr(GetParam().want));
@@ -159,16 +159,16 @@ TEST_P(SlurmBadInputTest, RefusedWithoutRunning) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, SlurmBadInputTest,
     ::testing::Values(
-        BadInputCase{"DrainNoNode", [](SlurmBackend& b) { return b.Drain("", "r"); }, "empty node name"},
-        BadInputCase{"DrainNoReason", [](SlurmBackend& b) { return b.Drain("gpu1", " "); }, "drain gpu1"},
-        BadInputCase{"NodeWithBlank", [](SlurmBackend& b) { return b.Undrain("gpu1 state=down"); },
+        BadInputCase{"DrainNoNode", [](SlurmCommands& b) { return b.Drain("", "r"); }, "empty node name"},
+        BadInputCase{"DrainNoReason", [](SlurmCommands& b) { return b.Drain("gpu1", " "); }, "drain gpu1"},
+        BadInputCase{"NodeWithBlank", [](SlurmCommands& b) { return b.Undrain("gpu1 state=down"); },
                      "gpu1 state=down"},
-        BadInputCase{"NodeWithEquals", [](SlurmBackend& b) { return b.PowerUp("gpu1=x"); }, "gpu1=x"},
-        BadInputCase{"PowerDownNoNode", [](SlurmBackend& b) { return b.PowerDown(""); }, "power down"},
-        BadInputCase{"RequeueZero", [](SlurmBackend& b) { return b.Requeue(0); }, "bad job id 0"},
-        BadInputCase{"CancelNegative", [](SlurmBackend& b) { return b.Cancel(-3); }, "bad job id -3"},
-        BadInputCase{"SignalEmpty", [](SlurmBackend& b) { return b.Signal(5, ""); }, "signal job 5"},
-        BadInputCase{"SignalWithBlank", [](SlurmBackend& b) { return b.Signal(5, "USR1 9"); }, "USR1 9"}),
+        BadInputCase{"NodeWithEquals", [](SlurmCommands& b) { return b.PowerUp("gpu1=x"); }, "gpu1=x"},
+        BadInputCase{"PowerDownNoNode", [](SlurmCommands& b) { return b.PowerDown(""); }, "power down"},
+        BadInputCase{"RequeueZero", [](SlurmCommands& b) { return b.Requeue(0); }, "bad job id 0"},
+        BadInputCase{"CancelNegative", [](SlurmCommands& b) { return b.Cancel(-3); }, "bad job id -3"},
+        BadInputCase{"SignalEmpty", [](SlurmCommands& b) { return b.Signal(5, ""); }, "signal job 5"},
+        BadInputCase{"SignalWithBlank", [](SlurmCommands& b) { return b.Signal(5, "USR1 9"); }, "USR1 9"}),
     [](const auto& info) { return info.param.name; });
 
 // ---- Observe
@@ -179,8 +179,8 @@ TEST(SlurmObserveTest, RunsSqueueThenSinfo) {
   runner.Reply(0, Fixture("sinfo_lab.json"));
   SlurmOptions options;
   options.timeout = Seconds(12);
-  SlurmBackend backend(options, &runner);
-  auto obs = backend.Observe();
+  SlurmCommands backend(options, &runner);
+  auto obs = backend.Query();
   ASSERT_TRUE(obs.ok()) << obs.status();
   EXPECT_THAT(runner.Argvs(), ElementsAre(ElementsAre("squeue", "--json"), ElementsAre("sinfo", "--json")));
   for (const auto& c : runner.calls) EXPECT_EQ(c.timeout, Seconds(12));
@@ -198,8 +198,8 @@ TEST(SlurmObserveTest, PartitionsFilterJobsAndNodes) {
   options.squeue = "/usr/bin/squeue";
   options.sinfo = "/usr/bin/sinfo";
   options.partitions = {"high", "gpu"};
-  SlurmBackend backend(options, &runner);
-  auto obs = backend.Observe();
+  SlurmCommands backend(options, &runner);
+  auto obs = backend.Query();
   ASSERT_TRUE(obs.ok()) << obs.status();
   EXPECT_THAT(runner.Argvs(), ElementsAre(ElementsAre("/usr/bin/squeue", "--json", "--partition=high,gpu"),
                                           ElementsAre("/usr/bin/sinfo", "--json")));
@@ -227,8 +227,8 @@ TEST_P(SlurmObserveErrorTest, Fails) {
   const auto& c = GetParam();
   FakeRunner runner;
   c.script(runner);
-  SlurmBackend backend(SlurmOptions{}, &runner);
-  auto obs = backend.Observe();
+  SlurmCommands backend(SlurmOptions{}, &runner);
+  auto obs = backend.Query();
   ASSERT_FALSE(obs.ok());
   EXPECT_EQ(obs.status().code(), c.code) << obs.status();
   for (const auto& w : c.want) EXPECT_THAT(Msg(obs.status()), HasSubstr(w));

@@ -1,0 +1,102 @@
+#include "controller/reconcile.h"
+
+#include <map>
+
+#include "core/strings.h"
+
+namespace tide::controller {
+namespace {
+
+// The pool of an instance: the one it names, else the pool of its node.
+int PoolOf(const config::Config& config, const backends::Observation& obs, const providers::Instance& i) {
+  int pool = config.cluster.PoolIndex(i.pool);
+  if (pool >= 0) return pool;
+  for (const auto& n : obs.nodes) {
+    if (n.name == i.node) return n.pool;
+  }
+  return -1;
+}
+
+void Priced(const config::Config& config, int pool, InstanceRecord* r) {
+  if (pool < 0) return;
+  const auto& p = config.cluster.pools[static_cast<size_t>(pool)];
+  r->pool = p.name;
+  r->tier = p.tier;
+  r->price_per_hour = p.price_per_hour;
+}
+
+}  // namespace
+
+Status Reconcile(const config::Config& config, const backends::Observation& obs,
+                 const std::vector<providers::Instance>& instances, Store* store, providers::CloudProvider* provider,
+                 Timestamp now, apply::ApplyStats* stats, const LogFn& log) {
+  std::map<std::string, const providers::Instance*> by_key, by_id;
+  for (const auto& i : instances) {
+    if (!i.idempotency_key.empty()) by_key[i.idempotency_key] = &i;
+    by_id[i.id] = &i;
+  }
+  TIDE_ASSIGN_OR_RETURN(auto pending, store->PendingActions());
+  for (const auto& a : pending) {
+    if (a.kind == "create") {
+      auto it = by_key.find(a.key);
+      if (it == by_key.end()) {
+        TIDE_RETURN_IF_ERROR(store->FinishAction(a.key, "abandoned", "the provider has no instance with this key", now));
+        log(StrCat("recovered: the create of node ", a.node, " (key ", a.key,
+                   ") never reached the provider; abandoned, nothing was bought"));
+        continue;
+      }
+      const auto& inst = *it->second;
+      InstanceRecord r;
+      r.id = inst.id;
+      r.node = inst.node;
+      r.pool = a.pool;
+      Priced(config, config.cluster.PoolIndex(a.pool), &r);
+      r.idempotency_key = a.key;
+      r.created = inst.created.time_since_epoch().count() > 0 ? inst.created : a.created;
+      r.state = "booting";
+      TIDE_RETURN_IF_ERROR(store->CommitCreate(a.key, r, now));
+      log(StrCat("recovered: the create of node ", a.node, " (key ", a.key, ") reached the provider as instance ",
+                 inst.id, "; recorded"));
+    } else if (a.kind == "delete") {
+      const std::string id = a.detail;
+      Status s = provider->Delete(id, a.key, now);
+      if (!s.ok()) {
+        ++stats->errors;
+        const std::string line = StrCat("delete of instance ", id, " (node ", a.node, "): ", Message(s));
+        stats->problems.push_back(line);
+        log(StrCat("error: ", line));
+        continue;
+      }
+      TIDE_RETURN_IF_ERROR(store->MarkInstanceDeleted(id, now, "deleted"));
+      TIDE_RETURN_IF_ERROR(store->FinishAction(a.key, "done", id, now));
+      log(StrCat("recovered: finished the delete of instance ", id, " (node ", a.node, ")"));
+    }
+  }
+  TIDE_ASSIGN_OR_RETURN(auto records, store->Instances(/*include_deleted=*/false));
+  std::map<std::string, const InstanceRecord*> known;
+  for (const auto& r : records) known[r.id] = &r;
+  for (const auto& i : instances) {
+    if (known.count(i.id)) continue;
+    InstanceRecord r;
+    r.id = i.id;
+    r.node = i.node;
+    r.pool = i.pool;
+    Priced(config, PoolOf(config, obs, i), &r);
+    r.idempotency_key = i.idempotency_key;
+    r.created = i.created.time_since_epoch().count() > 0 ? i.created : now;
+    r.state = "booting";
+    TIDE_RETURN_IF_ERROR(store->PutInstance(r));
+    log(StrCat("adopted instance ", i.id, " (node ", i.node, "): the provider has it and the store did not"));
+  }
+  for (const auto& r : records) {
+    if (by_id.count(r.id)) continue;
+    TIDE_RETURN_IF_ERROR(store->MarkInstanceDeleted(r.id, now, "lost"));
+    const bool spot = r.tier == model::Tier::kSpot;
+    if (spot) TIDE_RETURN_IF_ERROR(store->AddCounter("spot_interruptions", 1));
+    log(StrCat("instance ", r.id, " (node ", r.node, ", pool ", r.pool, ") is gone at the provider",
+               spot ? " (spot interrupted)" : "", "; its cost is closed at now"));
+  }
+  return OkStatus();
+}
+
+}  // namespace tide::controller
