@@ -166,7 +166,7 @@ Status Actuator::Reconcile(const std::vector<providers::Instance>& instances, Ti
     TIDE_RETURN_IF_ERROR(store_->MarkInstanceDeleted(r.id, now, "lost"));
     if (r.tier == "spot") TIDE_RETURN_IF_ERROR(store_->AddCounter("spot_interruptions", 1));
     log_(StrCat("instance ", r.id, " (node ", r.node, ", pool ", r.pool, ") is gone at the provider",
-                r.tier == "spot" ? " (spot reclaimed)" : "", "; its cost is closed at now"));
+                r.tier == "spot" ? " (spot interrupted)" : "", "; its cost is closed at now"));
   }
   return OkStatus();
 }
@@ -468,8 +468,8 @@ void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp no
     }
     if (evacuate) {
       for (const auto& n : job.nodes) {
-        Status s = backend_->Drain(n, std::string(kReasonReclaim));
-        if (!s.ok()) Fail(stats, StrCat("drain node ", n, " under reclaim notice"), s);
+        Status s = backend_->Drain(n, std::string(kReasonInterruption));
+        if (!s.ok()) Fail(stats, StrCat("drain node ", n, " under interruption notice"), s);
       }
     }
     Status s = backend_->Signal(id, config_.live.slurm.checkpoint_signal);

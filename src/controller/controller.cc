@@ -347,7 +347,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
     if (auto v = store_->LostGpuSeconds(); v.ok()) lost = *v;
     if (auto v = store_->Counter("spot_interruptions"); v.ok()) spot = *v;
   }
-  m.Counter("tide_spot_interruptions_total", "Spot instances the provider reclaimed.", {}, static_cast<double>(spot));
+  m.Counter("tide_spot_interruptions_total", "Spot instances the provider interrupted.", {}, static_cast<double>(spot));
   m.Counter("tide_lost_work_gpu_seconds_total",
             "GPU-seconds of work lost to interruptions (after the checkpoint signal, or a whole run without one).", {},
             lost);

@@ -29,7 +29,7 @@ namespace tide::controller {
 // drained by someone else, and tide leaves it alone.
 inline constexpr std::string_view kReasonNotProvisioned = "tide: not provisioned";
 inline constexpr std::string_view kReasonReleasing = "tide: releasing";
-inline constexpr std::string_view kReasonReclaim = "tide: spot reclaim notice";
+inline constexpr std::string_view kReasonInterruption = "tide: spot interruption notice";
 bool IsTideReason(std::string_view reason);
 // A node tide bought that has joined but is not open yet: drained with
 // tide's "not provisioned" reason, or with none (slurmd's registration with

@@ -750,18 +750,18 @@ void Simulator::ScheduleStorage() {
   if (next != kInfiniteFuture) queue_.Push(next, EventKind::kNodeLoaded, 0, static_cast<int64_t>(storage_.epoch()));
 }
 
-void Simulator::TerminateNode(model::NodeId id, Timestamp now, bool reclaimed) {
+void Simulator::TerminateNode(model::NodeId id, Timestamp now, bool interrupted) {
   ledger_.Close(bill_.at(id), now);
   bill_.erase(id);
   if (loading_.erase(id) > 0) {
     storage_.Cancel(id, now);
     ScheduleStorage();
   }
-  if (joined_at_.erase(id) == 0 && !reclaimed) ++result_.released_booting;
+  if (joined_at_.erase(id) == 0 && !interrupted) ++result_.released_booting;
   if (forecast_nodes_.erase(id) > 0) ++result_.forecast_nodes_unused;
   RemoveNode(id);
-  if (reclaimed) {
-    ++result_.spot_reclaims;
+  if (interrupted) {
+    ++result_.spot_nodes_interrupted;
   } else {
     ++result_.nodes_released;
   }
@@ -784,7 +784,7 @@ void Simulator::DrainNode(Node& n, Timestamp now) {
 void Simulator::MaybeFinishDrain(model::NodeId id, Timestamp now) {
   Node* n = FindNode(id);
   if (n == nullptr || n->state != NodeState::kDraining || !n->idle()) return;
-  // A spot node drained on the provider's notice is a reclaim, however early it empties.
+  // A spot node drained on the provider's notice is an interruption, however early it empties.
   TerminateNode(id, now, n->interrupt_at != kInfiniteFuture);
 }
 
@@ -797,13 +797,13 @@ void Simulator::RecordDisruption(Timestamp now) {
   recent.erase(recent.begin(), std::find_if(recent.begin(), recent.end(), [&](Timestamp t) { return t >= horizon; }));
 }
 
-// The provider will reclaim the node at `kill`. What to do about it is the
+// The provider will interrupt the node at `kill`. What to do about it is the
 // policy's call (autoscale/spot/notice.h); the simulator only records it.
 void Simulator::SpotNotice(model::NodeId id, Timestamp now, Timestamp kill, std::string_view why) {
   Node* n = FindNode(id);
   if (n == nullptr || n->interrupt_at != kInfiniteFuture) return;
   n->interrupt_at = kill;
-  Log(now, "spot-notice", StrCat(n->name, ": ", why, "; reclaimed at ", FormatTimestamp(kill)));
+  Log(now, "spot-notice", StrCat(n->name, ": ", why, "; interrupted at ", FormatTimestamp(kill)));
 }
 
 void Simulator::SpotKill(model::NodeId id, Timestamp now) {
@@ -829,7 +829,7 @@ void Simulator::SpotKill(model::NodeId id, Timestamp now) {
     }
     KillJob(*j, now, "spot");
   }
-  Log(now, "spot-reclaim", StrCat(name, ": reclaimed by the provider"));
+  Log(now, "spot-interruption", StrCat(name, ": interrupted by the provider"));
   if (FindNode(id) != nullptr) TerminateNode(id, now, true);
 }
 
@@ -1028,7 +1028,7 @@ Status Simulator::RunAutoscaler(Timestamp now) {
           SimJob& sj = Sim(id);
           const bool cancel = a.kind == autoscale::ActionKind::kReclaim && (a.cancel || sj.reclaims >= 1);
           if (a.kind == autoscale::ActionKind::kReclaim) ++sj.reclaims;
-          // tide chose these; a provider reclaim is not tide's disruption.
+          // tide chose these; a provider interruption is not tide's disruption.
           if (!evacuate) {
             for (const auto& sh : j->alloc) {
               if (disrupted.insert(sh.node).second) RecordDisruption(now);

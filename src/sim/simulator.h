@@ -170,7 +170,7 @@ class Simulator {
   void NodeJoined(model::Node& n, Timestamp now);
   void NodeUsable(model::Node& n, Timestamp now);
   Status ReleaseNode(model::NodeId id, Timestamp now);
-  void TerminateNode(model::NodeId id, Timestamp now, bool reclaimed);
+  void TerminateNode(model::NodeId id, Timestamp now, bool interrupted);
   void DrainNode(model::Node& n, Timestamp now);
   void MaybeFinishDrain(model::NodeId id, Timestamp now);
   void SpotNotice(model::NodeId id, Timestamp now, Timestamp kill, std::string_view why);
