@@ -153,6 +153,9 @@ namespace tide::cli {
 
 // The trace options a configuration implies (time zero, gang split, job defaults).
 trace::TraceOptions TraceOptionsFor(const config::Config& cfg);
+// Prints each of the configuration's notes (keys that moved, ...) on stderr
+// as "tide: note: <note>".
+void PrintConfigNotes(const config::Config& cfg);
 using TraceOptionsFn = std::function<trace::TraceOptions(const config::Config&)>;
 
 }  // namespace tide::cli

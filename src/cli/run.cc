@@ -102,6 +102,7 @@ class Source final : public controller::StatusSource {
 int Run(const RunArgs& args) {
   auto cfg = config::LoadConfig(args.config);
   if (!cfg.ok()) return ReportFailure(cfg.status());
+  PrintConfigNotes(*cfg);
   if (!cfg->live.present) {
     return ReportFailure(absl::InvalidArgumentError(
         StrCat(args.config, ": no `live:` section; `tide run` needs one (docs/live.md)")));
@@ -135,7 +136,7 @@ int Run(const RunArgs& args) {
     providers::LocalProvider::Options lo;
     lo.state_dir = live.provider.state_dir;
     lo.slurmd = live.provider.slurmd;
-    lo.slurm_conf = live.slurm.conf;
+    lo.slurm_conf = live.provider.slurm_conf;
     provider = std::make_unique<providers::LocalProvider>(lo);
   } else {
     providers::ExecProvider::Options eo;

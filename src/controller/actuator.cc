@@ -449,7 +449,7 @@ void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp no
     d.cancel = a.cancel;
     d.signalled = now;
     d.gpus = job.gpus;
-    Duration grace = config_.live.slurm.checkpoint_grace;
+    Duration grace = config_.live.jobs.checkpoint_grace;
     if (evacuate) {
       // Requeue before the provider takes the node.
       for (const auto& n : built.state.nodes) {
@@ -472,7 +472,7 @@ void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp no
         if (!s.ok()) Fail(stats, StrCat("drain node ", n, " under interruption notice"), s);
       }
     }
-    Status s = backend_->Signal(id, config_.live.slurm.checkpoint_signal);
+    Status s = backend_->Signal(id, config_.live.jobs.checkpoint_signal);
     if (!s.ok()) {
       (void)store_->FinishAction(key, "failed", std::string(Message(s)), now);
       Fail(stats, StrCat("checkpoint signal to job ", id), s);
@@ -481,7 +481,7 @@ void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp no
     ++stats->signals;
     memory_->stopping[id] = now;
     (void)store_->AddJobEvent({id, "signalled", now, 0, a.reason});
-    log_(StrCat("sent ", config_.live.slurm.checkpoint_signal, " to job ", id, " on ", StrJoin(job.nodes, ","), " (",
+    log_(StrCat("sent ", config_.live.jobs.checkpoint_signal, " to job ", id, " on ", StrJoin(job.nodes, ","), " (",
                 autoscale::ActionKindName(a.kind), "; ", d.cancel ? "cancel" : "requeue", " in ", grace.count(),
                 " s): ", a.reason));
   }

@@ -41,10 +41,12 @@ Result<std::vector<Slot>> MapSlots(const config::Config& config) {
 }
 
 int ClassOf(const config::Config& config, const backends::ObservedJob& job) {
-  for (const auto& r : config.live.slurm.classes) {
-    if (!r.partition.empty() && r.partition != job.partition) continue;
-    if (!r.qos.empty() && r.qos != job.qos) continue;
-    return config.cluster.PriorityClassIndex(r.priority_class);
+  for (const auto& r : config.live.jobs.classes) {
+    // Partition and QOS only for now; a rule naming another attribute never matches.
+    const bool match = std::all_of(r.match.begin(), r.match.end(), [&](const auto& m) {
+      return (m.first == "partition" && m.second == job.partition) || (m.first == "qos" && m.second == job.qos);
+    });
+    if (match) return config.cluster.PriorityClassIndex(r.priority_class);
   }
   return config.cluster.default_priority_class;
 }
@@ -52,7 +54,7 @@ int ClassOf(const config::Config& config, const backends::ObservedJob& job) {
 bool IsProtected(const config::Config& config, const backends::ObservedJob& job) {
   const auto& cls = config.cluster.priority_classes[ClassOf(config, job)];
   if (cls.protect) return true;
-  const auto& tag = config.live.slurm.protect_comment;
+  const auto& tag = config.live.jobs.protect_marker;
   return !tag.empty() && job.comment.find(tag) != std::string::npos;
 }
 
