@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 #include "core/strings.h"
@@ -37,6 +38,14 @@ bool RunsSomething(const backends::Observation& obs, const std::string& node) {
     if (std::find(j.nodes.begin(), j.nodes.end(), node) != j.nodes.end()) return true;
   }
   return false;
+}
+
+// The Slurm job id of a job key this actuator stored (StrCat of the id); 0
+// (no job) for any other key.
+int64_t SlurmJobId(const std::string& key) {
+  int64_t id = 0;
+  const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+  return ec == std::errc() && end == key.data() + key.size() ? id : 0;
 }
 
 bool Running(const backends::ObservedJob* j) {
@@ -110,7 +119,7 @@ Status Actuator::Reconcile(const std::vector<providers::Instance>& instances, Ti
         r.node = inst.node;
         r.pool = a.pool;
         if (pool >= 0) {
-          r.tier = std::string(model::TierName(config_.cluster.pools[pool].tier));
+          r.tier = config_.cluster.pools[pool].tier;
           r.price_per_hour = config_.cluster.pools[pool].price_per_hour;
         }
         r.idempotency_key = a.key;
@@ -152,7 +161,7 @@ Status Actuator::Reconcile(const std::vector<providers::Instance>& instances, Ti
     r.node = i.node;
     r.pool = pool >= 0 ? config_.cluster.pools[pool].name : i.pool;
     if (pool >= 0) {
-      r.tier = std::string(model::TierName(config_.cluster.pools[pool].tier));
+      r.tier = config_.cluster.pools[pool].tier;
       r.price_per_hour = config_.cluster.pools[pool].price_per_hour;
     }
     r.idempotency_key = i.idempotency_key;
@@ -164,9 +173,9 @@ Status Actuator::Reconcile(const std::vector<providers::Instance>& instances, Ti
   for (const auto& r : records) {
     if (by_id.count(r.id)) continue;
     TIDE_RETURN_IF_ERROR(store_->MarkInstanceDeleted(r.id, now, "lost"));
-    if (r.tier == "spot") TIDE_RETURN_IF_ERROR(store_->AddCounter("spot_interruptions", 1));
+    if (r.tier == model::Tier::kSpot) TIDE_RETURN_IF_ERROR(store_->AddCounter("spot_interruptions", 1));
     log_(StrCat("instance ", r.id, " (node ", r.node, ", pool ", r.pool, ") is gone at the provider",
-                r.tier == "spot" ? " (spot interrupted)" : "", "; its cost is closed at now"));
+                r.tier == model::Tier::kSpot ? " (spot interrupted)" : "", "; its cost is closed at now"));
   }
   return OkStatus();
 }
@@ -224,12 +233,13 @@ void Actuator::Advance(const backends::Observation& obs, const std::vector<provi
   }
   for (const auto& a : *pending) {
     if (a.kind != "signal") continue;
-    memory_->stopping.emplace(a.job, a.created);
-    const auto* job = FindJob(obs, a.job);
+    const int64_t job_id = SlurmJobId(a.job);
+    memory_->stopping.emplace(job_id, a.created);
+    const auto* job = FindJob(obs, job_id);
     const StopDetail d = Decode(a.detail);
     if (!Running(job)) {
       (void)store_->FinishAction(a.key, "done", "the job left its nodes after the signal", now);
-      memory_->stopping.erase(a.job);
+      memory_->stopping.erase(job_id);
       log_(StrCat("job ", a.job, " ended after its checkpoint signal; nothing to requeue"));
       continue;
     }
@@ -255,7 +265,7 @@ void Actuator::FinishStop(const ActionRecord& rec, const backends::ObservedJob* 
   // The job was told to checkpoint at `signalled`: what it did after that
   // is lost (a job that never checkpoints loses more; tide cannot see it).
   const double lost = static_cast<double>(std::max<int64_t>(0, (now - d.signalled).count())) * d.gpus;
-  (void)store_->AddJobEvent({job->id, d.cancel ? "cancelled" : "requeued", now, lost,
+  (void)store_->AddJobEvent({StrCat(job->id), d.cancel ? "cancelled" : "requeued", now, lost,
                              StrCat("after the checkpoint signal at ", FormatTimestamp(d.signalled))});
   (void)store_->FinishAction(rec.key, "done", rec.detail, now);
   memory_->stopping.erase(job->id);
@@ -311,7 +321,7 @@ void Actuator::ScaleUp(const autoscale::Action& a, const Built& built, Timestamp
     if (!taken_.insert(k).second) continue;
     const Slot& slot = slots_[k];
     const std::string key = StrCat("create-", slot.node, "-", ToUnixSeconds(now), "-", ++seq_);
-    Status begun = store_->BeginAction({key, "create", slot.node, 0, pool.name, "pending", now, now, a.reason});
+    Status begun = store_->BeginAction({key, "create", slot.node, "", pool.name, "pending", now, now, a.reason});
     if (!begun.ok()) {
       Fail(stats, StrCat("record the create of node ", slot.node), begun);
       return;  // never buy what is not recorded first
@@ -340,7 +350,7 @@ void Actuator::ScaleUp(const autoscale::Action& a, const Built& built, Timestamp
     r.id = inst->id;
     r.node = slot.node;
     r.pool = pool.name;
-    r.tier = req.tier;
+    r.tier = pool.tier;
     r.price_per_hour = pool.price_per_hour;
     r.idempotency_key = key;
     r.created = now;
@@ -401,7 +411,7 @@ void Actuator::Release(const autoscale::Action& a, const Built& built, const bac
 void Actuator::GiveBack(const Slot& slot, const std::string& instance, Timestamp now, ActStats* stats) {
   const std::string key = StrCat("delete-", instance);
   auto begun = store_->BeginAction(
-      {key, "delete", slot.node, 0, config_.cluster.pools[slot.pool].name, "pending", now, now, instance});
+      {key, "delete", slot.node, "", config_.cluster.pools[slot.pool].name, "pending", now, now, instance});
   if (!begun.ok() && !absl::IsAlreadyExists(begun)) {
     Fail(stats, StrCat("record the delete of node ", slot.node), begun);
     return;
@@ -460,7 +470,7 @@ void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp no
     }
     d.deadline = now + grace;
     const std::string key = StrCat("stop-", id, "-", job.restarts);
-    Status begun = store_->BeginAction({key, "signal", "", id, "", "pending", now, now, Encode(d)});
+    Status begun = store_->BeginAction({key, "signal", "", StrCat(id), "", "pending", now, now, Encode(d)});
     if (absl::IsAlreadyExists(begun)) continue;
     if (!begun.ok()) {
       Fail(stats, StrCat("record the stop of job ", id), begun);
@@ -480,7 +490,7 @@ void Actuator::Stop(const autoscale::Action& a, const Built& built, Timestamp no
     }
     ++stats->signals;
     memory_->stopping[id] = now;
-    (void)store_->AddJobEvent({id, "signalled", now, 0, a.reason});
+    (void)store_->AddJobEvent({StrCat(id), "signalled", now, 0, a.reason});
     log_(StrCat("sent ", config_.live.jobs.checkpoint_signal, " to job ", id, " on ", StrJoin(job.nodes, ","), " (",
                 autoscale::ActionKindName(a.kind), "; ", d.cancel ? "cancel" : "requeue", " in ", grace.count(),
                 " s): ", a.reason));

@@ -1,6 +1,7 @@
 #include "controller/actuator.h"
 
 #include "controller/fakes_test.h"
+#include "controller/live_cost.h"
 #include "gtest/gtest.h"
 
 namespace tide::controller {
@@ -56,7 +57,7 @@ TEST(Actuator, RecordsACreateBeforeCallingTheProvider) {
   EXPECT_EQ(r.stats.creates, 2);
   auto inst = *r.store->Instances(false);
   ASSERT_EQ(inst.size(), 2u);
-  EXPECT_EQ(inst[0].tier, "spot");
+  EXPECT_EQ(inst[0].tier, model::Tier::kSpot);
   EXPECT_TRUE(r.store->PendingActions()->empty());
   EXPECT_TRUE(r.backend.Actions().empty());  // no POWER_UP: the slurmd registers itself
 }
@@ -83,8 +84,8 @@ TEST(Actuator, AFailedCreateMarksThePoolAndBuysNothing) {
 
 TEST(Actuator, ReconcileAdoptsOrAbandonsWhatWasInFlight) {
   Rig r;
-  ASSERT_TRUE(r.store->BeginAction({"k-a", "create", "gpu1", 0, "ondemand", "pending", kNow, kNow, ""}).ok());
-  ASSERT_TRUE(r.store->BeginAction({"k-b", "create", "gpu2", 0, "ondemand", "pending", kNow, kNow, ""}).ok());
+  ASSERT_TRUE(r.store->BeginAction({"k-a", "create", "gpu1", "", "ondemand", "pending", kNow, kNow, ""}).ok());
+  ASSERT_TRUE(r.store->BeginAction({"k-b", "create", "gpu2", "", "ondemand", "pending", kNow, kNow, ""}).ok());
   r.provider.instances = {{"i-1", "gpu1", "ondemand", "k-a", "running", kNow},
                           {"i-9", "gpu3", "spot", "", "running", kNow}};  // unknown to the store
   ASSERT_TRUE(r.act.Reconcile(r.provider.instances, kNow, &r.stats).ok());
@@ -97,7 +98,7 @@ TEST(Actuator, ReconcileAdoptsOrAbandonsWhatWasInFlight) {
   ASSERT_TRUE(r.act.Reconcile(r.provider.instances, kNow + Seconds(3600), &r.stats).ok());
   EXPECT_EQ(r.store->Instances(false)->size(), 1u);
   EXPECT_EQ(*r.store->Counter("spot_interruptions"), 1);
-  EXPECT_NEAR(r.store->Cost(kNow + Seconds(3600))->spot, 10.0, 1e-9);
+  EXPECT_NEAR(LiveCost(r.store.get(), kNow + Seconds(3600))->spot, 10.0, 1e-9);
 }
 
 TEST(Actuator, ReleaseDrainsFirstAndDeletesOnlyWhenEmpty) {

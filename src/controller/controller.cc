@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "controller/exposition.h"
+#include "controller/live_cost.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -123,7 +124,8 @@ void Controller::CountInterruptions(const backends::Observation& obs, Timestamp 
         const auto& run = it->second;
         const double lost =
             static_cast<double>(std::max<int64_t>(0, (run.last_seen - run.start).count())) * run.gpus;
-        (void)store_->AddJobEvent({j.id, "interrupted", now, lost, "restarted without a checkpoint signal from tide"});
+        (void)store_->AddJobEvent(
+            {StrCat(j.id), "interrupted", now, lost, "restarted without a checkpoint signal from tide"});
         log_(StrCat("job ", j.id, " was interrupted outside tide (restart ", j.restarts, "); lost work ",
                     static_cast<int64_t>(lost), " GPU-seconds"));
       }
@@ -243,10 +245,10 @@ LoopReport Controller::RunLoop(Timestamp now) {
 
 void Controller::RecordHistory(const Built& built, const std::vector<providers::Instance>& instances, Timestamp now) {
   SampleRecord sample = SampleOf(config_, built, instances, now);
-  std::set<std::pair<int64_t, int64_t>> running;
+  std::set<std::pair<std::string, int64_t>> running;
   std::vector<JobStartRecord> fresh;
   for (auto& s : JobStartsOf(config_, built)) {
-    std::pair<int64_t, int64_t> key{s.job, ToUnixSeconds(s.submit)};
+    std::pair<std::string, int64_t> key{s.job, ToUnixSeconds(s.submit)};
     if (!starts_recorded_.count(key)) fresh.push_back(std::move(s));
     running.insert(key);
   }
@@ -335,7 +337,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
   double lost = 0;
   int64_t spot = 0;
   if (!options_.dry_run) {
-    if (auto cost = store_->Cost(now); cost.ok()) {
+    if (auto cost = LiveCost(store_, now); cost.ok()) {
       for (auto [tier, v] : {std::pair{"reserved", cost->reserved}, {"on-demand", cost->on_demand}, {"spot", cost->spot}}) {
         m.Counter("tide_cost_total", StrCat("Cost of the nodes tide bought, in ", config_.cluster.currency, ", by tier."),
                   {{"tier", tier}, {"currency", config_.cluster.currency}}, v);

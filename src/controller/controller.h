@@ -100,7 +100,7 @@ class Controller {
   std::set<std::string> last_plan_lines_;
   std::set<std::string> skipped_logged_;
   // (job, submit) of the running jobs whose start is in the store.
-  std::set<std::pair<int64_t, int64_t>> starts_recorded_;
+  std::set<std::pair<std::string, int64_t>> starts_recorded_;
   int64_t loops_ = 0;
   std::string last_pools_, last_nodes_;  // the last good loop's view, as JSON
   Timestamp last_ok_ = kInfinitePast;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "controller/live_cost.h"
 #include "core/strings.h"
 #include "model/timeline.h"
 #include "nlohmann/json.hpp"
@@ -84,7 +85,7 @@ std::vector<JobStartRecord> JobStartsOf(const config::Config& config, const Buil
   for (const model::Job& j : built.state.jobs) {
     if (j.state == model::JobState::kPending || j.started <= Timestamp{}) continue;
     const int c = j.spec.priority_class;
-    out.push_back({.job = j.id,
+    out.push_back({.job = StrCat(j.id),
                    .submit = j.spec.submit,
                    .start = j.started,
                    .priority_class = c >= 0 && static_cast<size_t>(c) < classes.size() ? classes[c].name : ""});
@@ -192,7 +193,7 @@ Result<std::string> LiveReportJson(const config::Config& config, Store* store, T
   const Timestamp since = now - options.history;
   TIDE_ASSIGN_OR_RETURN(const auto samples, store->Samples(since));
   TIDE_ASSIGN_OR_RETURN(const auto starts, store->JobStarts(since));
-  TIDE_ASSIGN_OR_RETURN(const CostByTier cost, store->Cost(now));
+  TIDE_ASSIGN_OR_RETURN(const CostByTier cost, LiveCost(store, now));
   TIDE_ASSIGN_OR_RETURN(const auto instances, store->Instances(/*include_deleted=*/true));
   TIDE_ASSIGN_OR_RETURN(const int64_t spot, store->Counter("spot_interruptions"));
   TIDE_ASSIGN_OR_RETURN(const double lost_gpu_seconds, store->LostGpuSeconds());
