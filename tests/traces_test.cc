@@ -107,8 +107,8 @@ TEST(TracesTest, TideHedgeBeatsTheBaselinesOnItpCluster05) {
 }
 
 // examples/spot with its spot nodes' supply replayed from Bamboo's p3 trace
-// instead of the hazard model: reclaims come in the trace's waves and creates
-// are refused at its low points; heeded notices still lose no work.
+// instead of the hazard model: interruptions come in the trace's waves and
+// creates are refused at its low points; heeded notices still lose no work.
 TEST(TracesTest, BambooSpotSupplyTrace) {
   const std::string path = TracePath("spot-bamboo/traces/p3-trace.csv");
   REQUIRE_TRACE(path);

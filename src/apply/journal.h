@@ -1,7 +1,7 @@
 // Journal: what the applier writes down before and after it acts, so that a
 // driver killed at any instant can restart without buying twice, leaking a
 // machine or forgetting a job it told to stop. The live controller's
-// journal is its SQLite state store (controller/store_journal.h); the
+// journal is its SQLite state store (controller/apply_journal.h); the
 // simulator needs none (nothing outlives its process), and passes none.
 #ifndef TIDE_APPLY_JOURNAL_H_
 #define TIDE_APPLY_JOURNAL_H_

@@ -4,7 +4,7 @@
 //
 //   scheduled capacity   limits in force (cron, time zone)      schedule/cron.h
 //   disruption budget    how much tide may disrupt now          scaledown/budget.h
-//   spot notices         evacuate nodes the provider reclaims   spot/notice.h
+//   spot notices         evacuate spot nodes under notice       spot/notice.h
 //   idle-job reclaim     stop jobs idle for 30 minutes          scaledown/reclaim.h
 //   scheduled enforce    pre-warm floors, drain down to caps    schedule/cron.h
 //   coverage             the what-if; covered jobs, demand      coverage.h

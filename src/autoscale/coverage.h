@@ -3,10 +3,10 @@
 // those it covers (nothing to buy) and the demand that is left.
 //
 // The what-if holds the free GPUs of ready and booting nodes (not of nodes
-// being drained or reclaimed), the GPUs of jobs that are stopping (they exit
-// within a checkpoint), and the GPUs of running jobs that end within the
-// release lookahead. Pending jobs are placed on it in queue order: whole
-// gangs (gang_aware) or worker by worker.
+// being drained or under interruption notice), the GPUs of jobs that are
+// stopping (they exit within a checkpoint), and the GPUs of running jobs that
+// end within the release lookahead. Pending jobs are placed on it in queue
+// order: whole gangs (gang_aware) or worker by worker.
 #ifndef TIDE_AUTOSCALE_COVERAGE_H_
 #define TIDE_AUTOSCALE_COVERAGE_H_
 

@@ -21,7 +21,7 @@ enum class ActionKind : uint8_t {
   kDrain,          // place nothing more on `nodes`; release each once its jobs are gone
   kPreempt,        // checkpoint `jobs`, then requeue them (for a higher-priority job)
   kReclaim,        // checkpoint `jobs` (idle ones), then requeue or cancel them
-  kEvacuate,       // checkpoint `jobs`, then requeue them: their node is being reclaimed
+  kEvacuate,       // checkpoint `jobs`, then requeue them: their node is being interrupted
   kConsolidate,    // checkpoint `jobs`, then requeue them onto other running nodes:
                    // `nodes` (drained by a kDrain in the same plan) is then released
   kResize,         // change job `jobs[0]` to `workers` workers (elastic)

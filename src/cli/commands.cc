@@ -58,6 +58,10 @@ trace::TraceOptions TraceOptionsFor(const config::Config& cfg) {
 
 int ReportFailure(const Status& s) { return Fail(s); }
 
+void PrintConfigNotes(const config::Config& cfg) {
+  for (const auto& note : cfg.notes) std::cerr << "tide: note: " << note << "\n";
+}
+
 Status CheckWritable(const std::string& path) {
   if (path.empty() || path == "-") return OkStatus();
   const std::filesystem::path p(path);
@@ -364,6 +368,7 @@ int TraceStats(const StatsArgs& args) {
 int Validate(const std::string& path) {
   auto cfg = config::LoadConfig(path);
   if (!cfg.ok()) return Fail(cfg.status());
+  PrintConfigNotes(*cfg);
   // What `tide run` would manage: its backend must be one that can run (for
   // Slurm: the host lists expand and cover every pool's max_nodes).
   Result<backends::Backend> backend = backends::Backend{};

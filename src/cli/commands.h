@@ -84,7 +84,7 @@ struct PlanArgs {
   // task of a --slurm job array runs, writing its one point with --json.
   std::optional<int64_t> point;
   // Submit the points as a Slurm job array (sbatch) instead of simulating
-  // here, wait for it, and gather the results (docs/design/plan.md).
+  // here, wait for it, and gather the results (docs/design/sweep.md).
   bool slurm = false;
   std::string slurm_dir;                 // empty: tide-plan-<unix seconds> in the current directory
   std::vector<std::string> sbatch_args;  // extra sbatch arguments, e.g. --partition=gpu
@@ -121,13 +121,14 @@ struct RunArgs {
 };
 int Run(const RunArgs& args);
 
-// `tide local reclaim`: a spot reclamation for the local provider.
-struct LocalReclaimArgs {
+// `tide local interrupt` (alias `reclaim`): a spot interruption for the local
+// provider.
+struct LocalInterruptArgs {
   std::string config;
   std::string node;
   std::string notice = "30s";
 };
-int LocalReclaim(const LocalReclaimArgs& args);
+int LocalInterrupt(const LocalInterruptArgs& args);
 
 // Prints `s` as "tide: <message>" and returns its exit status (2 for bad
 // input, 1 otherwise).
@@ -152,6 +153,9 @@ namespace tide::cli {
 
 // The trace options a configuration implies (time zero, gang split, job defaults).
 trace::TraceOptions TraceOptionsFor(const config::Config& cfg);
+// Prints each of the configuration's notes (keys that moved, ...) on stderr
+// as "tide: note: <note>".
+void PrintConfigNotes(const config::Config& cfg);
 using TraceOptionsFn = std::function<trace::TraceOptions(const config::Config&)>;
 
 }  // namespace tide::cli

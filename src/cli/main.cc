@@ -152,13 +152,16 @@ int main(int argc, char** argv) {
 
   auto* local_cmd = app.add_subcommand("local", "The local provider (real slurmd processes as cloud instances)");
   local_cmd->require_subcommand(1);
-  tide::cli::LocalReclaimArgs reclaim;
-  auto* reclaim_cmd = local_cmd->add_subcommand("reclaim", "Inject a spot reclamation: a notice now, the kill later");
-  reclaim_cmd->add_option("--config,-c", reclaim.config, "The configuration `tide run` uses")
+  tide::cli::LocalInterruptArgs interrupt;
+  auto* interrupt_cmd =
+      local_cmd->add_subcommand("interrupt", "Inject a spot interruption: a notice now, the kill later");
+  interrupt_cmd->alias("reclaim");  // the old name, still accepted
+  interrupt_cmd->add_option("--config,-c", interrupt.config, "The configuration `tide run` uses")
       ->required()
       ->check(CLI::ExistingFile);
-  reclaim_cmd->add_option("node", reclaim.node, "Slurm node name")->required();
-  reclaim_cmd->add_option("--notice", reclaim.notice, "Time between the notice and the kill")->capture_default_str();
+  interrupt_cmd->add_option("node", interrupt.node, "Slurm node name")->required();
+  interrupt_cmd->add_option("--notice", interrupt.notice, "Time between the notice and the kill")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -174,6 +177,6 @@ int main(int argc, char** argv) {
   if (*place_cmd) return tide::cli::Place(place);
   if (*bound_cmd) return tide::cli::Bound(bound);
   if (*run_cmd) return tide::cli::Run(run);
-  if (*reclaim_cmd) return tide::cli::LocalReclaim(reclaim);
+  if (*interrupt_cmd) return tide::cli::LocalInterrupt(interrupt);
   return 2;
 }

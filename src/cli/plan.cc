@@ -1,5 +1,5 @@
 // `tide plan`: sweep a setting over a workload and print the cost and
-// queue-wait curve (docs/design/plan.md). The points run here on local
+// queue-wait curve (docs/design/sweep.md). The points run here on local
 // threads, or (--slurm) as a Slurm job array whose tasks each run one point
 // (--point) and whose results are gathered back from their JSON files.
 #include <algorithm>
@@ -21,9 +21,9 @@
 #include "core/strings.h"
 #include "core/time.h"
 #include "nlohmann/json.hpp"
-#include "plan/sweep.h"
 #include "report/report.h"
 #include "sim/compare.h"
+#include "sweep/sweep.h"
 #include "trace/demand.h"
 #include "trace/reader.h"
 
@@ -275,7 +275,7 @@ std::string SweepScript(const std::vector<std::string>& argv, const std::string&
   std::string out =
       "#!/bin/sh\n"
       "# tide plan --slurm: array task I runs point I of the sweep and writes its\n"
-      "# figures to point-I.json (docs/design/plan.md).\n"
+      "# figures to point-I.json (docs/design/sweep.md).\n"
       ": \"${SLURM_ARRAY_TASK_ID:?not a Slurm array task}\"\n"
       "exec";
   for (const auto& a : argv) StrAppend(&out, " ", ShellQuote(a));
@@ -429,7 +429,7 @@ int Plan(const PlanArgs& args) {
   if (args.point && args.slurm) return fail(absl::InvalidArgumentError("--point and --slurm: choose one"));
   auto base = config::LoadConfig(args.config);
   if (!base.ok()) return fail(base.status());
-  auto grid = plan::ExpandSweeps(args.sweeps);
+  auto grid = sweep::ExpandSweeps(args.sweeps);
   if (!grid.ok()) return fail(grid.status());
   const TraceOptionsFn topts_for = [&](const config::Config& c) { return TraceOptionsFor(c); };
 
@@ -458,7 +458,7 @@ int Plan(const PlanArgs& args) {
   }
   for (const auto& point : *grid) {
     config::Config c = *base;
-    if (auto s = plan::Apply(point, &c); !s.ok()) return fail(s);
+    if (auto s = sweep::Apply(point, &c); !s.ok()) return fail(s);
     if (auto s = add(std::move(c), args.policy, point.Label()); !s.ok()) return fail(s);
   }
 

@@ -1,5 +1,5 @@
 // `tide run`: the live controller over Slurm (docs/live.md), and
-// `tide local reclaim`, which injects a spot reclamation into the local
+// `tide local interrupt`, which injects a spot interruption into the local
 // provider of a running `tide run`.
 #include <signal.h>
 
@@ -63,9 +63,9 @@ class Source final : public controller::StatusSource {
       run_now_ = true;
       return std::string("{\"loop\": \"requested\"}\n");
     }
-    if (name == "reclaim") {
+    if (name == "interrupt" || name == "reclaim") {  // reclaim: the old name, still accepted
       if (cfg_->live.provider.kind != "local") {
-        return absl::FailedPreconditionError("reclaim injection is for the local provider only");
+        return absl::FailedPreconditionError("interruption injection is for the local provider only");
       }
       auto node = params.find("node");
       if (node == params.end() || node->second.empty()) return absl::InvalidArgumentError("give node=<slurm node>");
@@ -75,11 +75,12 @@ class Source final : public controller::StatusSource {
         if (!d.ok()) return absl::InvalidArgumentError(StrCat("notice: ", Message(d.status())));
         notice = *d;
       }
-      TIDE_RETURN_IF_ERROR(providers::LocalProvider::InjectReclaimInDir(cfg_->live.provider.state_dir, node->second,
-                                                                       notice, clock_->Now()));
-      return StrCat("{\"reclaim\": \"", node->second, "\", \"notice_seconds\": ", notice.count(), "}\n");
+      TIDE_RETURN_IF_ERROR(providers::LocalProvider::InjectInterruptionInDir(
+          cfg_->live.provider.state_dir, node->second, notice, clock_->Now()));
+      // Keyed by the name called, so a caller of the old name gets the old answer.
+      return StrCat("{\"", name, "\": \"", node->second, "\", \"notice_seconds\": ", notice.count(), "}\n");
     }
-    return absl::NotFoundError(StrCat("no command '", name, "'; commands: pause, resume, loop, reclaim"));
+    return absl::NotFoundError(StrCat("no command '", name, "'; commands: pause, resume, loop, interrupt"));
   }
   bool TakeRunNow() { return run_now_.exchange(false); }
 
@@ -97,6 +98,7 @@ class Source final : public controller::StatusSource {
 int Run(const RunArgs& args) {
   auto cfg = config::LoadConfig(args.config);
   if (!cfg.ok()) return ReportFailure(cfg.status());
+  PrintConfigNotes(*cfg);
   if (!cfg->live.present) {
     return ReportFailure(absl::InvalidArgumentError(
         StrCat(args.config, ": no `live:` section; `tide run` needs one (docs/live.md)")));
@@ -205,15 +207,16 @@ int Run(const RunArgs& args) {
   return 0;
 }
 
-int LocalReclaim(const LocalReclaimArgs& args) {
+int LocalInterrupt(const LocalInterruptArgs& args) {
   auto cfg = config::LoadConfig(args.config);
   if (!cfg.ok()) return ReportFailure(cfg.status());
   auto notice = ParseDuration(args.notice);
   if (!notice.ok()) return ReportFailure(absl::InvalidArgumentError(StrCat("--notice: ", Message(notice.status()))));
   RealClock clock;
-  Status s = providers::LocalProvider::InjectReclaimInDir(cfg->live.provider.state_dir, args.node, *notice, clock.Now());
+  Status s =
+      providers::LocalProvider::InjectInterruptionInDir(cfg->live.provider.state_dir, args.node, *notice, clock.Now());
   if (!s.ok()) return ReportFailure(s);
-  std::cout << "reclaim of " << args.node << " injected: notice now, taken in " << FormatDuration(*notice) << "\n";
+  std::cout << "interruption of " << args.node << " injected: notice now, taken in " << FormatDuration(*notice) << "\n";
   return 0;
 }
 

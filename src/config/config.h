@@ -6,7 +6,9 @@
 #ifndef TIDE_CONFIG_CONFIG_H_
 #define TIDE_CONFIG_CONFIG_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "autoscale/policy.h"
 #include "config/live.h"
@@ -24,6 +26,17 @@ struct JobDefaults {
   model::CheckpointPolicy checkpoint;
 };
 
+// The spot supply trace `simulation.spot.supply` names. Parsing only records
+// it; ReadSupplyTraces reads it into the world's spot supply series.
+struct SupplyTraceFile {
+  std::string path;              // resolved against the configuration's folder
+  std::string source;            // as written in the configuration
+  std::string format = "auto";   // simulation.spot.supply_format
+  // Where it is named, "cluster.yaml:4:13: simulation.spot.supply": the
+  // start of any error about the trace.
+  std::string where;
+};
+
 struct SimulationSettings {
   uint64_t seed = 1;
   // Time zero for traces whose times are relative.
@@ -35,7 +48,9 @@ struct SimulationSettings {
   // ceil(P / swf_procs_per_gpu) GPUs.
   int swf_procs_per_gpu = 1;
   // The simulated world: spot behaviour, shared storage, elastic scaling.
+  // Its spot supply series stays empty until ReadSupplyTraces.
   sim::WorldOptions world;
+  std::optional<SupplyTraceFile> supply_trace;  // none: no supply trace
 };
 
 struct Config {
@@ -45,6 +60,10 @@ struct Config {
   SimulationSettings simulation;
   JobDefaults jobs;
   LiveSettings live;  // `tide run` only
+  // Things the file says in a way that still works but has changed, one
+  // line each, "cluster.yaml:14:5: live.slurm.classes is now
+  // live.jobs.classes; ...": the commands print them ("tide: note: ...").
+  std::vector<std::string> notes;
   // The time zone of the report's time axes and the live page (an IANA
   // name); empty: policies.tide.schedule.time_zone if set, else UTC.
   std::string time_zone;
@@ -59,10 +78,21 @@ struct Config {
 // time zone the tz database knows.
 Status CheckTimeZone(const std::string& name);
 
-// Reads and validates a configuration file.
+// Reads and validates a configuration file, then the files it names
+// (ReadSupplyTraces). NotFound if the file cannot be opened;
+// InvalidArgument, naming the file, line, column and field, if it or a file
+// it names is not valid.
 Result<Config> LoadConfig(const std::string& path);
-// The same, from text; `name` stands for the file in error messages.
+// Parses and validates configuration text; `name` stands for the file in
+// error messages, and relative paths count from its folder. Reads no
+// file: a spot supply trace is only recorded (SimulationSettings::
+// supply_trace); ReadSupplyTraces loads it.
 Result<Config> ParseConfig(const std::string& text, const std::string& name);
+// Reads the spot supply trace the configuration names, if any, into
+// config->simulation.world.spot (supply, supply_source). InvalidArgument
+// "<config>:<line>:<col>: simulation.spot.supply: <trace>:<line>: <what>"
+// if it cannot be read or does not parse; `config` is then unchanged.
+Status ReadSupplyTraces(Config* config);
 
 }  // namespace tide::config
 

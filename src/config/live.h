@@ -5,18 +5,35 @@
 #define TIDE_CONFIG_LIVE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/time.h"
 
 namespace tide::config {
 
-// A rule that gives Slurm jobs a tide priority class: by partition, by QOS,
-// or both (both must match). The first matching rule wins.
+// A rule giving live jobs a tide priority class: every (attribute, value)
+// pair must match one of the job's attributes as the workload-manager
+// backend reports them (Slurm reports partition, qos, account, user; other
+// backends their own names). The first matching rule wins.
 struct ClassRule {
-  std::string partition;  // empty: any
-  std::string qos;        // empty: any
-  std::string priority_class;
+  std::vector<std::pair<std::string, std::string>> match;  // at least one pair
+  std::string priority_class;  // a class of the configuration
+  // "cluster.yaml:12:7: live.jobs.classes[0]", for later errors (the live
+  // controller checks the attribute names against its backend's at start).
+  std::string where;
+};
+
+// What tide does with live jobs, whatever the workload manager.
+struct JobSettings {
+  std::vector<ClassRule> classes;
+  // A job carrying this marker is never interrupted (Slurm: in its comment).
+  std::string protect_marker = "tide:protected";
+  // Sent before tide interrupts a job, where the manager has such a signal;
+  // the job then has `checkpoint_grace` to save and exit before it is
+  // requeued.
+  std::string checkpoint_signal = "USR1";
+  Duration checkpoint_grace = Seconds(60);
 };
 
 struct SlurmSettings {
@@ -27,13 +44,6 @@ struct SlurmSettings {
   Duration timeout = Seconds(30);
   // Each pool's Slurm nodes, as a host list ("gpu[1-8]"), by pool name.
   std::vector<std::pair<std::string, std::string>> pool_nodes;
-  std::vector<ClassRule> classes;
-  // A job whose comment contains this is protected (never interrupted).
-  std::string protect_comment = "tide:protected";
-  // Sent to the batch step before tide interrupts a job; the job then has
-  // `checkpoint_grace` to save and exit before it is requeued.
-  std::string checkpoint_signal = "USR1";
-  Duration checkpoint_grace = Seconds(60);
 };
 
 struct ProviderSettings {
@@ -41,6 +51,9 @@ struct ProviderSettings {
   // local: where instance records live, which slurmd to start.
   std::string state_dir;  // empty: <state file's directory>/local-provider
   std::string slurmd = "/usr/sbin/slurmd";
+  // The slurm.conf the local provider's slurmd processes read (empty:
+  // Slurm's default); `live.provider.slurm_conf`, else `live.slurm.conf`.
+  std::string slurm_conf;
   // exec: argv arrays.
   std::vector<std::string> create, destroy, list, interruptions;
   Duration timeout = Seconds(60);
@@ -68,6 +81,9 @@ struct LiveSettings {
   // How often the loop observes and decides (default: the tide policy's
   // scan_interval).
   Duration loop_interval{0};
+  // The workload manager tide watches and acts on; only "slurm" so far.
+  std::string backend = "slurm";
+  JobSettings jobs;
   SlurmSettings slurm;
   ProviderSettings provider;
   MetricsSettings metrics;

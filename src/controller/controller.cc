@@ -5,6 +5,7 @@
 
 #include "controller/exposition.h"
 #include "controller/reconcile.h"
+#include "controller/live_cost.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -416,7 +417,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
   double lost = 0;
   int64_t spot = 0;
   if (!options_.dry_run) {
-    if (auto cost = store_->Cost(now); cost.ok()) {
+    if (auto cost = LiveCost(store_, now); cost.ok()) {
       for (auto [tier, v] : {std::pair{"reserved", cost->reserved}, {"on-demand", cost->on_demand}, {"spot", cost->spot}}) {
         m.Counter("tide_cost_total", StrCat("Cost of the nodes tide bought, in ", config_.cluster.currency, ", by tier."),
                   {{"tier", tier}, {"currency", config_.cluster.currency}}, v);
@@ -428,7 +429,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
     if (auto v = store_->LostGpuSeconds(); v.ok()) lost = *v;
     if (auto v = store_->Counter("spot_interruptions"); v.ok()) spot = *v;
   }
-  m.Counter("tide_spot_interruptions_total", "Spot instances the provider reclaimed.", {}, static_cast<double>(spot));
+  m.Counter("tide_spot_interruptions_total", "Spot instances the provider interrupted.", {}, static_cast<double>(spot));
   m.Counter("tide_lost_work_gpu_seconds_total",
             "GPU-seconds of work lost to interruptions (after the checkpoint signal, or a whole run without one).", {},
             lost);

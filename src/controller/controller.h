@@ -28,7 +28,7 @@
 #include "controller/live_report.h"
 #include "controller/snapshot.h"
 #include "controller/store.h"
-#include "controller/store_journal.h"
+#include "controller/apply_journal.h"
 #include "metrics/prometheus.h"
 #include "metrics/util_history.h"
 #include "providers/provider.h"

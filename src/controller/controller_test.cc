@@ -96,7 +96,7 @@ TEST(Controller, EachGoodLoopRecordsASampleForTheStatusPage) {
   auto starts = r.store->JobStarts(kInfinitePast);
   ASSERT_TRUE(starts.ok());
   ASSERT_EQ(starts->size(), 1u);
-  EXPECT_EQ((*starts)[0].job, 7);
+  EXPECT_EQ((*starts)[0].job, "7");
 
   auto text = LiveReportJson(r.cfg, r.store.get(), kNow + Seconds(40));
   ASSERT_TRUE(text.ok()) << text.status();

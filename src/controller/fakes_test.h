@@ -118,10 +118,11 @@ priority_classes:
   - {name: normal, value: 50}
   - {name: low, value: 10, preemptible: true}
 live:
-  slurm:
-    pools: {ondemand: "gpu[1-2]", spot: "gpu[3-4]"}
+  jobs:
     classes: [{partition: high, class: high}]
     checkpoint_grace: 30s
+  slurm:
+    pools: {ondemand: "gpu[1-2]", spot: "gpu[3-4]"}
 )",
                                "test.yaml");
   return *c;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "controller/live_cost.h"
 #include "core/strings.h"
 #include "model/timeline.h"
 #include "nlohmann/json.hpp"
@@ -192,7 +193,7 @@ Result<std::string> LiveReportJson(const config::Config& config, Store* store, T
   const Timestamp since = now - options.history;
   TIDE_ASSIGN_OR_RETURN(const auto samples, store->Samples(since));
   TIDE_ASSIGN_OR_RETURN(const auto starts, store->JobStarts(since));
-  TIDE_ASSIGN_OR_RETURN(const CostByTier cost, store->Cost(now));
+  TIDE_ASSIGN_OR_RETURN(const CostByTier cost, LiveCost(store, now));
   TIDE_ASSIGN_OR_RETURN(const auto instances, store->Instances(/*include_deleted=*/true));
   TIDE_ASSIGN_OR_RETURN(const int64_t spot, store->Counter("spot_interruptions"));
   TIDE_ASSIGN_OR_RETURN(const double lost_gpu_seconds, store->LostGpuSeconds());

@@ -93,7 +93,7 @@ TEST(JobStartsOf, StartedJobsWithTheirClass) {
   Snapshot s;
   const auto starts = JobStartsOf(s.cfg, s.Build());
   ASSERT_EQ(starts.size(), 1u);
-  EXPECT_EQ(starts[0].job, 4);
+  EXPECT_EQ(starts[0].job, "4");
   EXPECT_EQ(starts[0].submit, FromUnixSeconds(1'800'000'000));
   EXPECT_EQ(starts[0].start, FromUnixSeconds(1'800'000'100));
   EXPECT_EQ(starts[0].priority_class, "normal");
@@ -184,7 +184,7 @@ TEST_F(LiveReportTest, HeadlineFromTheStore) {
   InstanceRecord live{.id = "i-1",
                       .node = "gpu3",
                       .pool = "spot",
-                      .tier = "spot",
+                      .tier = model::Tier::kSpot,
                       .price_per_hour = 10,
                       .created = At(0),
                       .state = "ready"};
@@ -192,16 +192,17 @@ TEST_F(LiveReportTest, HeadlineFromTheStore) {
   gone.id = "i-2";
   gone.node = "gpu1";
   gone.pool = "ondemand";
-  gone.tier = "on-demand";
+  gone.tier = model::Tier::kOnDemand;
   gone.price_per_hour = 32;
   ASSERT_TRUE(store_->PutInstance(live).ok());
   ASSERT_TRUE(store_->PutInstance(gone).ok());
   ASSERT_TRUE(store_->MarkInstanceDeleted("i-2", At(1800), "deleted").ok());
   ASSERT_TRUE(store_->AddCounter("spot_interruptions", 1).ok());
-  ASSERT_TRUE(store_->AddJobEvent({.job = 9, .kind = "requeued", .at = At(5), .lost_gpu_seconds = 7200}).ok());
+  ASSERT_TRUE(store_->AddJobEvent({.job = "9", .kind = "requeued", .at = At(5), .lost_gpu_seconds = 7200}).ok());
   std::vector<JobStartRecord> starts;
   for (int i = 1; i <= 10; ++i) {
-    starts.push_back({.job = i, .submit = At(0), .start = At(i * 10), .priority_class = i <= 5 ? "high" : "normal"});
+    starts.push_back(
+        {.job = StrCat(i), .submit = At(0), .start = At(i * 10), .priority_class = i <= 5 ? "high" : "normal"});
   }
   SampleRecord last{.at = At(3590), .pending_jobs = 3, .running_jobs = 10};
   last.capacity_gpus.spot = 8;

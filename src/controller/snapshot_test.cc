@@ -120,9 +120,32 @@ TEST(BuildState, ClassesComeFromPartitionRules) {
   j.partition = "gpu";
   EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "normal");
   cfg.cluster.priority_classes[2].protect = true;
-  cfg.live.slurm.classes.push_back({"", "scavenger", "low"});
+  cfg.live.jobs.classes.push_back({{{"qos", "scavenger"}}, "low", "test.yaml: live.jobs.classes[1]"});
   j.qos = "scavenger";
   EXPECT_TRUE(IsProtected(cfg, j));
+}
+
+TEST(BuildState, ClassRuleMatchesWhenEveryPairMatches) {
+  auto cfg = testing::TwoPools();
+  cfg.live.jobs.classes = {{{{"partition", "gpu"}, {"qos", "scavenger"}}, "low", "t.yaml: live.jobs.classes[0]"},
+                           {{{"account", "ml"}}, "high", "t.yaml: live.jobs.classes[1]"}};
+  auto j = SlurmJob(1, "PENDING", 8, {}, "gpu");
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "normal");  // qos differs
+  j.qos = "scavenger";
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "low");
+  j.partition = "high";
+  // Only partition and QOS are read here: a rule on another attribute never matches.
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "normal");
+}
+
+TEST(BuildState, ProtectMarkerInTheComment) {
+  auto cfg = testing::TwoPools();
+  auto j = SlurmJob(1, "RUNNING", 8, {"gpu1"}, "gpu");
+  EXPECT_FALSE(IsProtected(cfg, j));
+  j.comment = "run 7 tide:protected";
+  EXPECT_TRUE(IsProtected(cfg, j));
+  cfg.live.jobs.protect_marker = "keep";
+  EXPECT_FALSE(IsProtected(cfg, j));
 }
 
 }  // namespace

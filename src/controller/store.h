@@ -15,7 +15,14 @@
 //     which the store says "done" without knowing the instance, or knows the
 //     instance while the action still looks pending.
 //   * An instance leaves the live set only through MarkInstanceDeleted, which
-//     closes its cost ledger entry in the same transaction, exactly once.
+//     closes its billed interval and writes its ledger entry in the same
+//     transaction, exactly once.
+//
+// Cost: the store keeps what was billed (BilledIntervals: each instance's
+// tier and price per hour as bought, from its creation to its deletion, or
+// open while live); cost::Ledger sums it (controller/live_cost.h), as it does
+// for the simulator. The `ledger` table is a durable record of each gone
+// instance's interval and cost, written at deletion; no total is read from it.
 //
 // Durability: WAL journal, synchronous=FULL (every commit is fsynced before
 // the call returns), foreign keys on, busy_timeout 5000 ms. Every write
@@ -26,7 +33,10 @@
 // the caller bounds it with keep_since (the controller keeps 7 days).
 //
 // Times are stored as unix seconds; an instance's `deleted` of
-// kInfiniteFuture is stored as NULL (live).
+// kInfiniteFuture is stored as NULL (live). Tiers are stored as
+// model::TierName spells them ("reserved", "on-demand", "spot"). Jobs are
+// known by the workload manager's job key, a string (a Slurm job id in
+// decimal, a Kubernetes "namespace/name"); "" is no job.
 //
 // Errors: SQLite failures come back as "<path>: <sqlite message> (in <what>)"
 // with code Unavailable for a locked/busy database or an I/O error (retry
@@ -38,6 +48,11 @@
 // Thread-safety: none. A Store is used from one thread (the controller's
 // loop); callers that share one must serialise every call. One process should
 // own a state file at a time.
+//
+// The implementation is split by job: store.cc (opening), store_journal.cc
+// (actions, instances, billed intervals), store_log.cc (decisions, job
+// events, counters, values), store_history.cc (the status page's history),
+// over controller/sqlite.h and controller/store_schema.h.
 #ifndef TIDE_CONTROLLER_STORE_H_
 #define TIDE_CONTROLLER_STORE_H_
 
@@ -46,15 +61,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "controller/store_schema.h"
 #include "core/status.h"
 #include "core/time.h"
-
-struct sqlite3;
-struct sqlite3_stmt;
+#include "model/cluster.h"
 
 namespace tide::controller {
 
@@ -63,7 +76,7 @@ struct ActionRecord {
   std::string key{};    // idempotency key, primary key; non-empty
   std::string kind{};   // "create", "delete", "drain", "undrain", "power_down", "signal", "requeue", "cancel"
   std::string node{};   // the node acted on ("" if none, e.g. a create before the node is named)
-  int64_t job = 0;      // the job acted on (0 if none)
+  std::string job{};    // the job acted on: the workload manager's job key ("" if none)
   std::string pool{};   // the node pool ("" if none)
   std::string state{};  // "pending", "done", "failed", "abandoned"
   Timestamp created{}, updated{};
@@ -75,12 +88,12 @@ struct InstanceRecord {
   std::string id{};    // the provider's instance id, primary key; non-empty
   std::string node{};  // the workload manager's node name
   std::string pool{};
-  std::string tier{};                   // model::TierName spelling: "reserved", "on-demand", "spot"
-  double price_per_hour = 0;            // currency units per hour, >= 0
-  std::string idempotency_key{};        // the create action's key ("" for an adopted instance)
-  Timestamp created{};                  // when billing started
-  Timestamp deleted = kInfiniteFuture;  // when billing stopped; kInfiniteFuture while live
-  std::string state{};                  // live: "booting", "ready", "releasing"; gone: "deleted", "lost"
+  model::Tier tier = model::Tier::kOnDemand;  // stored as model::TierName spells it
+  double price_per_hour = 0;                  // currency units per hour, >= 0
+  std::string idempotency_key{};              // the create action's key ("" for an adopted instance)
+  Timestamp created{};                        // when billing started
+  Timestamp deleted = kInfiniteFuture;        // when billing stopped; kInfiniteFuture while live
+  std::string state{};                        // live: "booting", "ready", "releasing"; gone: "deleted", "lost"
 };
 
 // One entry of the decision log.
@@ -95,7 +108,7 @@ struct DecisionRecord {
 
 // Something that happened to a job because of tide.
 struct JobEvent {
-  int64_t job = 0;
+  std::string job{};   // the workload manager's job key
   std::string kind{};  // "signalled", "requeued", "cancelled", "interrupted"
   Timestamp at{};
   double lost_gpu_seconds = 0;  // work thrown away by this event, GPU-seconds, >= 0
@@ -132,10 +145,21 @@ struct SampleRecord {
 
 // A job's first start, for the wait distribution.
 struct JobStartRecord {
-  int64_t job = 0;
+  std::string job{};  // the workload manager's job key
   Timestamp submit{};
   Timestamp start{};
   std::string priority_class{};  // its class name
+};
+
+// What was billed for one instance: from `start` (its creation) to `end`
+// (its deletion; kInfiniteFuture while it is live), at the tier and price
+// per hour it was bought at.
+struct BilledInterval {
+  std::string instance_id{};
+  model::Tier tier = model::Tier::kOnDemand;
+  double price_per_hour = 0;  // currency units per hour, >= 0
+  Timestamp start{};
+  Timestamp end = kInfiniteFuture;
 };
 
 class Store {
@@ -187,10 +211,11 @@ class Store {
   // a node name (the store never refuses to remember an instance).
   Status PutInstance(const InstanceRecord& r);
   // Sets instance `id` gone at `at` with `state` ("deleted" or "lost") and,
-  // in the same transaction, appends its ledger entry:
-  // price_per_hour * max(0, at - created) / 3600 s. If `id` is already gone
-  // this is a no-op (the first time and state stand; one ledger entry).
-  // NotFound if no such instance.
+  // in the same transaction, appends its ledger entry (a durable record:
+  // interval and price_per_hour * max(0, at - created) / 3600 s). If `id` is
+  // already gone this is a no-op (the first time and state stand; one ledger
+  // entry). NotFound if no such instance; InvalidArgument for a state other
+  // than "deleted" or "lost" or an infinite `at`.
   Status MarkInstanceDeleted(const std::string& id, Timestamp at, const std::string& state);
   // Live instances (and gone ones too if include_deleted), oldest first.
   Result<std::vector<InstanceRecord>> Instances(bool include_deleted);
@@ -214,8 +239,9 @@ class Store {
   Result<std::vector<DecisionRecord>> RecentDecisions(int limit);
   // InvalidArgument for an unknown kind or a negative/non-finite lost work.
   Status AddJobEvent(const JobEvent& e);
-  // Job `job`'s events, oldest first (by time, then insertion).
-  Result<std::vector<JobEvent>> JobEvents(int64_t job);
+  // The events of the job with key `job`, oldest first (by time, then
+  // insertion).
+  Result<std::vector<JobEvent>> JobEvents(const std::string& job);
   // Total lost_gpu_seconds over all job events (0 if none).
   Result<double> LostGpuSeconds();
   // How many job events have `kind`.
@@ -232,7 +258,7 @@ class Store {
 
   // In one transaction: stores `sample` (a sample already stored at the same
   // second is kept and this one dropped), the job starts of `starts` not
-  // yet stored (a job is known by its id and submit time, so a start is
+  // yet stored (a job is known by its key and submit time, so a start is
   // recorded once however often it is given), and deletes the samples and
   // job starts (by start time) before `keep_since`. InvalidArgument for a
   // value that is negative or not finite, naming the sample's time or the
@@ -247,42 +273,24 @@ class Store {
 
   // --- Cost ------------------------------------------------------------------
 
-  // Closed ledger entries plus every live instance's price from created to
-  // `now` (nothing for one created after `now`), by tier.
-  Result<CostByTier> Cost(Timestamp now);
+  // Every instance's billed interval, live and gone, oldest first. Sum them
+  // with cost::Ledger (LiveCost in controller/live_cost.h).
+  Result<std::vector<BilledInterval>> BilledIntervals();
 
-  // The schema version this build writes and reads.
-  // Version 2 added the history of the live status page (samples,
-  // sample_pending, job_starts); a version 1 file is upgraded in place.
-  static constexpr int64_t kSchemaVersion = 2;
+  // The schema version this build writes and reads (the versions are listed
+  // in controller/store_schema.h); Open upgrades an older file in place.
+  static constexpr int64_t kSchemaVersion = kStoreSchemaVersion;
 
  private:
-  class Statement;    // a cached prepared statement in use; store.cc
-  class Transaction;  // BEGIN IMMEDIATE ... COMMIT, rolled back unless committed
-  struct CachedStatement {
-    sqlite3_stmt* stmt = nullptr;
-    bool in_use = false;
-  };
+  explicit Store(std::unique_ptr<SqliteConnection> db);
 
-  Store(sqlite3* db, std::string path);
-
-  // The one way SQL runs: prepares `sql` once (then reuses it), labelled
-  // `what` in errors.
-  Result<Statement> Prepare(const char* sql, std::string_view what);
-  // Runs a multi-statement DDL script (schema creation only).
-  Status ExecScript(const char* sql, std::string_view what);
-  // "<path>: <sqlite message> (in <what>)" with a code chosen from `rc`.
-  Status SqliteError(int rc, std::string_view what) const;
+  // WAL, synchronous=FULL, foreign keys on (see Durability above).
   Status Configure();
-  Status Migrate();
-  Status CheckVersion();  // for a read-only connection
   // The upsert behind PutInstance and CommitCreate; joins the caller's
   // transaction if one is open. `r` has been validated.
   Status PutInstanceRow(const InstanceRecord& r, std::string_view what);
 
-  sqlite3* db_;
-  std::string path_;
-  std::unordered_map<std::string, CachedStatement> statements_;
+  std::unique_ptr<SqliteConnection> db_;
 };
 
 }  // namespace tide::controller

@@ -1,124 +1,340 @@
-#include "controller/store_journal.h"
+// The journal: actions (what tide set out to do, by idempotency key) and
+// instances (what it bought), with the transactions that keep the two
+// consistent across a crash, and the billed intervals the cost is summed
+// from.
+#include <array>
+#include <cmath>
+#include <string_view>
 
-#include <cstdlib>
-
+#include "controller/sqlite.h"
+#include "controller/store.h"
+#include "controller/store_internal.h"
 #include "core/strings.h"
 
 namespace tide::controller {
+namespace {
 
-std::string EncodeStop(const apply::PendingStop& stop) {
-  return StrCat(stop.cancel ? "cancel" : "requeue", " ", ToUnixSeconds(stop.deadline), " ",
-                ToUnixSeconds(stop.signalled), " ", stop.gpus, " ", backends::CauseName(stop.cause));
-}
+using store_internal::NotOneOf;
+using store_internal::OneOf;
+using store_internal::ReadAll;
 
-apply::PendingStop DecodeStop(const ActionRecord& record) {
-  apply::PendingStop p;
-  p.record = record.key;
-  p.job = record.job;
-  const auto parts = Split(record.detail, ' ', /*skip_empty=*/true);
-  if (parts.size() >= 4) {
-    p.cancel = parts[0] == "cancel";
-    p.deadline = FromUnixSeconds(std::atoll(std::string(parts[1]).c_str()));
-    p.signalled = FromUnixSeconds(std::atoll(std::string(parts[2]).c_str()));
-    p.gpus = std::atoi(std::string(parts[3]).c_str());
+constexpr std::array<std::string_view, 8> kActionKinds = {"create",     "delete", "drain",   "undrain",
+                                                          "power_down", "signal", "requeue", "cancel"};
+constexpr std::array<std::string_view, 3> kFinalActionStates = {"done", "failed", "abandoned"};
+constexpr std::array<std::string_view, 3> kLiveInstanceStates = {"booting", "ready", "releasing"};
+constexpr std::array<std::string_view, 2> kGoneInstanceStates = {"deleted", "lost"};
+
+bool ValidTier(model::Tier tier) { return static_cast<int>(tier) < model::kNumTiers; }  // the enum is unsigned
+
+// The tier a row holds, spelled exactly as TierName writes it (the schema's
+// CHECK allows nothing else).
+Result<model::Tier> StoredTier(const SqliteConnection& db, std::string_view text) {
+  for (int t = 0; t < model::kNumTiers; ++t) {
+    if (model::TierName(static_cast<model::Tier>(t)) == text) return static_cast<model::Tier>(t);
   }
-  if (parts.size() >= 5) {
-    for (int c = 0; c <= static_cast<int>(backends::Cause::kOther); ++c) {
-      if (backends::CauseName(static_cast<backends::Cause>(c)) == parts[4]) p.cause = static_cast<backends::Cause>(c);
-    }
+  return absl::InternalError(StrCat(db.path(), ": holds unknown tier '", text, "'"));
+}
+
+Status ValidateLiveInstance(const InstanceRecord& r) {
+  if (r.id.empty()) return absl::InvalidArgumentError("instance with an empty id");
+  const std::string thing = StrCat("instance ", r.id);
+  if (!ValidTier(r.tier)) {
+    return absl::InvalidArgumentError(
+        StrCat(thing, ": tier ", static_cast<int>(r.tier), " is not one of reserved, on-demand, spot"));
   }
-  return p;
+  if (!OneOf(r.state, kLiveInstanceStates)) {
+    return absl::InvalidArgumentError(StrCat(thing, ": state '", r.state, "' is not one of ",
+                                             StrJoin(kLiveInstanceStates, ", "),
+                                             " (an instance leaves the live set through MarkInstanceDeleted)"));
+  }
+  if (r.deleted != kInfiniteFuture) {
+    return absl::InvalidArgumentError(
+        StrCat(thing, ": a live instance has no deletion time (use MarkInstanceDeleted)"));
+  }
+  if (!std::isfinite(r.price_per_hour) || r.price_per_hour < 0) {
+    return absl::InvalidArgumentError(StrCat(thing, ": price_per_hour ", r.price_per_hour, " is not >= 0"));
+  }
+  return OkStatus();
 }
 
-std::string StoreJournal::PoolName(int pool) const {
-  return pool >= 0 && pool < static_cast<int>(config_->cluster.pools.size())
-             ? config_->cluster.pools[static_cast<size_t>(pool)].name
-             : std::string();
+// The ledger record's cost of `seconds` of an instance at `price_per_hour`.
+double RecordedCost(double price_per_hour, int64_t seconds) {
+  return seconds <= 0 ? 0.0 : price_per_hour * static_cast<double>(seconds) / 3600.0;
 }
 
-Result<std::string> StoreJournal::BeginCreate(const std::string& node, int pool, std::string_view reason,
-                                              Timestamp now) {
-  std::string key = StrCat("create-", node, "-", ToUnixSeconds(now), "-", ++seq_);
-  TIDE_RETURN_IF_ERROR(
-      store_->BeginAction({key, "create", node, "", PoolName(pool), "pending", now, now, std::string(reason)}));
-  return key;
+// Reads a row of "SELECT key, kind, node, job, pool, state, created, updated,
+// detail".
+ActionRecord ReadAction(const SqliteStatement& s) {
+  ActionRecord a;
+  a.key = s.Text(0);
+  a.kind = s.Text(1);
+  a.node = s.Text(2);
+  a.job = s.Text(3);
+  a.pool = s.Text(4);
+  a.state = s.Text(5);
+  a.created = s.Time(6);
+  a.updated = s.Time(7);
+  a.detail = s.Text(8);
+  return a;
 }
 
-Status StoreJournal::CommitCreate(const std::string& key, const providers::Instance& instance, int pool,
-                                  Timestamp now) {
+// Reads a row of "SELECT id, node, pool, tier, price_per_hour,
+// idempotency_key, created, deleted, state".
+Result<InstanceRecord> ReadInstance(const SqliteConnection& db, const SqliteStatement& s) {
   InstanceRecord r;
-  r.id = instance.id;
-  r.node = instance.node;
-  r.pool = PoolName(pool);
-  if (pool >= 0 && pool < static_cast<int>(config_->cluster.pools.size())) {
-    const auto& p = config_->cluster.pools[static_cast<size_t>(pool)];
-    r.tier = p.tier;
-    r.price_per_hour = p.price_per_hour;
+  r.id = s.Text(0);
+  r.node = s.Text(1);
+  r.pool = s.Text(2);
+  TIDE_ASSIGN_OR_RETURN(r.tier, StoredTier(db, s.Text(3)));
+  r.price_per_hour = s.Real(4);
+  r.idempotency_key = s.Text(5);
+  r.created = s.Time(6);
+  r.deleted = s.IsNull(7) ? kInfiniteFuture : s.Time(7);
+  r.state = s.Text(8);
+  return r;
+}
+
+}  // namespace
+
+// --- Actions -----------------------------------------------------------------
+
+Status Store::BeginAction(const ActionRecord& a) {
+  if (a.key.empty()) return absl::InvalidArgumentError("action with an empty idempotency key");
+  if (!OneOf(a.kind, kActionKinds)) return NotOneOf(StrCat("action ", a.key), "kind", a.kind, kActionKinds);
+  {
+    TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("INSERT INTO actions (key, kind, node, job, pool, state, created, "
+                                               "updated, detail) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?) "
+                                               "ON CONFLICT (key) DO NOTHING",
+                                               "BeginAction"));
+    TIDE_RETURN_IF_ERROR(s.BindText(a.key)
+                             .BindText(a.kind)
+                             .BindText(a.node)
+                             .BindText(a.job)
+                             .BindText(a.pool)
+                             .BindTime(a.created)
+                             .BindTime(a.created)
+                             .BindText(a.detail)
+                             .Run());
   }
-  r.idempotency_key = key;
-  r.created = now;
-  r.state = "booting";
-  return store_->CommitCreate(key, r, now);
+  if (db_->Changes() == 1) return OkStatus();
+  TIDE_ASSIGN_OR_RETURN(auto existing, GetAction(a.key));
+  return absl::AlreadyExistsError(
+      StrCat("action ", a.key, " already exists",
+             existing.has_value() ? StrCat(" (", existing->kind, ", ", existing->state, ")") : std::string()));
 }
 
-void StoreJournal::FailCreate(const std::string& key, const Status& why, Timestamp now) {
-  (void)store_->FinishAction(key, "failed", std::string(Message(why)), now);
-}
-
-void StoreJournal::MarkReleasing(const std::string& node) {
-  auto rec = store_->InstanceByNode(node);
-  if (!rec.ok() || !rec->has_value()) return;
-  InstanceRecord r = **rec;
-  r.state = "releasing";
-  (void)store_->PutInstance(r);
-}
-
-Result<std::string> StoreJournal::BeginDelete(const std::string& node, const std::string& instance, int pool,
-                                              Timestamp now) {
-  std::string key = StrCat("delete-", instance);
-  Status begun = store_->BeginAction({key, "delete", node, "", PoolName(pool), "pending", now, now, instance});
-  if (!begun.ok() && !absl::IsAlreadyExists(begun)) return begun;
-  return key;
-}
-
-Status StoreJournal::FinishDelete(const std::string& key, const std::string& instance, Timestamp now) {
-  TIDE_RETURN_IF_ERROR(store_->MarkInstanceDeleted(instance, now, "deleted"));
-  return store_->FinishAction(key, "done", instance, now);
-}
-
-Result<bool> StoreJournal::BeginStop(apply::PendingStop* stop, int restarts, Timestamp now) {
-  stop->record = StrCat("stop-", stop->job, "-", restarts);
-  Status begun =
-      store_->BeginAction({stop->record, "signal", "", stop->job, "", "pending", now, now, EncodeStop(*stop)});
-  if (absl::IsAlreadyExists(begun)) return false;
-  TIDE_RETURN_IF_ERROR(begun);
-  return true;
-}
-
-void StoreJournal::StopSignalled(const apply::PendingStop& stop, std::string_view reason, Timestamp now) {
-  (void)store_->AddJobEvent({stop.job, "signalled", now, 0, std::string(reason)});
-}
-
-void StoreJournal::FailStop(const apply::PendingStop& stop, const Status& why, Timestamp now) {
-  (void)store_->FinishAction(stop.record, "failed", std::string(Message(why)), now);
-}
-
-Result<std::vector<apply::PendingStop>> StoreJournal::PendingStops() {
-  TIDE_ASSIGN_OR_RETURN(auto pending, store_->PendingActions());
-  std::vector<apply::PendingStop> out;
-  for (const auto& a : pending) {
-    if (a.kind == "signal") out.push_back(DecodeStop(a));
+Status Store::FinishAction(const std::string& key, const std::string& state, const std::string& detail, Timestamp now) {
+  if (!OneOf(state, kFinalActionStates)) {
+    return NotOneOf(StrCat("action ", key), "final state", state, kFinalActionStates);
   }
-  return out;
+  TIDE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db_.get(), "FinishAction"));
+  std::string kind, current;
+  {
+    TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT kind, state FROM actions WHERE key = ?", "FinishAction"));
+    TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(key).Step());
+    if (!row) return absl::NotFoundError(StrCat("action ", key, " not found"));
+    kind = s.Text(0);
+    current = s.Text(1);
+  }
+  if (current == state) return OkStatus();
+  if (current != "pending") {
+    return absl::FailedPreconditionError(
+        StrCat("action ", key, " is already ", current, "; not changing it to ", state));
+  }
+  if (kind == "create" && state == "done") {
+    return absl::FailedPreconditionError(StrCat("action ", key, " is a create; record its instance with CommitCreate"));
+  }
+  {
+    TIDE_ASSIGN_OR_RETURN(
+        auto s, db_->Prepare("UPDATE actions SET state = ?, detail = ?, updated = ? WHERE key = ?", "FinishAction"));
+    TIDE_RETURN_IF_ERROR(s.BindText(state).BindText(detail).BindTime(now).BindText(key).Run());
+  }
+  return txn.Commit();
 }
 
-void StoreJournal::FinishStop(const apply::PendingStop& stop, std::string_view outcome, double lost_gpu_seconds,
-                              std::string_view detail, Timestamp now) {
-  if (outcome == "requeued" || outcome == "cancelled") {
-    (void)store_->AddJobEvent({stop.job, std::string(outcome), now, lost_gpu_seconds, std::string(detail)});
+Result<std::optional<ActionRecord>> Store::GetAction(const std::string& key) {
+  TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT key, kind, node, job, pool, state, created, updated, detail "
+                                             "FROM actions WHERE key = ?",
+                                             "GetAction"));
+  TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(key).Step());
+  if (!row) return std::optional<ActionRecord>();
+  return std::optional<ActionRecord>(ReadAction(s));
+}
+
+Result<std::vector<ActionRecord>> Store::PendingActions() {
+  TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT key, kind, node, job, pool, state, created, updated, detail "
+                                             "FROM actions WHERE state = 'pending' ORDER BY created, rowid",
+                                             "PendingActions"));
+  return ReadAll<ActionRecord>(s, [](const SqliteStatement& row) -> Result<ActionRecord> { return ReadAction(row); });
+}
+
+Result<std::vector<ActionRecord>> Store::RecentActions(int limit) {
+  if (limit < 0) return absl::InvalidArgumentError(StrCat("RecentActions: limit ", limit, " is negative"));
+  TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT key, kind, node, job, pool, state, created, updated, detail "
+                                             "FROM actions ORDER BY created DESC, rowid DESC LIMIT ?",
+                                             "RecentActions"));
+  s.BindInt(limit);
+  return ReadAll<ActionRecord>(s, [](const SqliteStatement& row) -> Result<ActionRecord> { return ReadAction(row); });
+}
+
+// --- Instances ---------------------------------------------------------------
+
+Status Store::PutInstanceRow(const InstanceRecord& r, std::string_view what) {
+  {
+    // The WHERE keeps a gone instance gone: its interval is closed, and
+    // reviving the row would bill it twice.
+    TIDE_ASSIGN_OR_RETURN(
+        auto s,
+        db_->Prepare("INSERT INTO instances (id, node, pool, tier, price_per_hour, idempotency_key, created, "
+                     "deleted, state) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?) "
+                     "ON CONFLICT (id) DO UPDATE SET node = excluded.node, pool = excluded.pool, "
+                     "tier = excluded.tier, price_per_hour = excluded.price_per_hour, "
+                     "idempotency_key = excluded.idempotency_key, created = excluded.created, "
+                     "state = excluded.state WHERE instances.deleted IS NULL",
+                     what));
+    TIDE_RETURN_IF_ERROR(s.BindText(r.id)
+                             .BindText(r.node)
+                             .BindText(r.pool)
+                             .BindText(model::TierName(r.tier))
+                             .BindReal(r.price_per_hour)
+                             .BindText(r.idempotency_key)
+                             .BindTime(r.created)
+                             .BindText(r.state)
+                             .Run());
   }
-  (void)store_->FinishAction(stop.record, outcome == "refused" ? "abandoned" : "done",
-                             outcome == "refused" ? std::string(detail) : EncodeStop(stop), now);
+  if (db_->Changes() == 1) return OkStatus();
+  return absl::FailedPreconditionError(
+      StrCat("instance ", r.id, " is already deleted or lost; a gone instance is not brought back"));
+}
+
+Status Store::PutInstance(const InstanceRecord& r) {
+  TIDE_RETURN_IF_ERROR(ValidateLiveInstance(r));
+  return PutInstanceRow(r, "PutInstance");
+}
+
+Status Store::MarkInstanceDeleted(const std::string& id, Timestamp at, const std::string& state) {
+  if (!OneOf(state, kGoneInstanceStates)) return NotOneOf(StrCat("instance ", id), "state", state, kGoneInstanceStates);
+  if (at >= kInfiniteFuture) {
+    return absl::InvalidArgumentError(StrCat("instance ", id, ": deletion time is not finite"));
+  }
+  TIDE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db_.get(), "MarkInstanceDeleted"));
+  std::string tier;
+  double price = 0;
+  Timestamp created{};
+  {
+    TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT tier, price_per_hour, created, deleted FROM instances "
+                                               "WHERE id = ?",
+                                               "MarkInstanceDeleted"));
+    TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(id).Step());
+    if (!row) return absl::NotFoundError(StrCat("instance ", id, " not found"));
+    if (!s.IsNull(3)) return OkStatus();  // already gone: the first deletion stands
+    tier = s.Text(0);
+    price = s.Real(1);
+    created = s.Time(2);
+  }
+  {
+    TIDE_ASSIGN_OR_RETURN(
+        auto s, db_->Prepare("UPDATE instances SET deleted = ?, state = ? WHERE id = ?", "MarkInstanceDeleted"));
+    TIDE_RETURN_IF_ERROR(s.BindTime(at).BindText(state).BindText(id).Run());
+  }
+  {
+    TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("INSERT INTO ledger (instance_id, tier, price_per_hour, start_at, "
+                                               "end_at, cost) VALUES (?, ?, ?, ?, ?, ?) "
+                                               "ON CONFLICT (instance_id) DO NOTHING",
+                                               "MarkInstanceDeleted"));
+    TIDE_RETURN_IF_ERROR(s.BindText(id)
+                             .BindText(tier)
+                             .BindReal(price)
+                             .BindTime(created)
+                             .BindTime(at)
+                             .BindReal(RecordedCost(price, (at - created).count()))
+                             .Run());
+  }
+  return txn.Commit();
+}
+
+Result<std::vector<InstanceRecord>> Store::Instances(bool include_deleted) {
+  constexpr const char* kAll =
+      "SELECT id, node, pool, tier, price_per_hour, idempotency_key, created, deleted, state FROM instances "
+      "ORDER BY created, rowid";
+  constexpr const char* kLive =
+      "SELECT id, node, pool, tier, price_per_hour, idempotency_key, created, deleted, state FROM instances "
+      "WHERE deleted IS NULL ORDER BY created, rowid";
+  TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare(include_deleted ? kAll : kLive, "Instances"));
+  return ReadAll<InstanceRecord>(s, [this](const SqliteStatement& row) { return ReadInstance(*db_, row); });
+}
+
+Result<std::optional<InstanceRecord>> Store::InstanceByNode(const std::string& node) {
+  TIDE_ASSIGN_OR_RETURN(
+      auto s, db_->Prepare("SELECT id, node, pool, tier, price_per_hour, idempotency_key, created, deleted, state "
+                           "FROM instances WHERE node = ? AND deleted IS NULL "
+                           "ORDER BY created DESC, rowid DESC LIMIT 1",
+                           "InstanceByNode"));
+  TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(node).Step());
+  if (!row) return std::optional<InstanceRecord>();
+  TIDE_ASSIGN_OR_RETURN(InstanceRecord r, ReadInstance(*db_, s));
+  return std::optional<InstanceRecord>(std::move(r));
+}
+
+Status Store::CommitCreate(const std::string& action_key, const InstanceRecord& r, Timestamp now) {
+  InstanceRecord rec = r;
+  if (rec.idempotency_key.empty()) rec.idempotency_key = action_key;
+  if (rec.idempotency_key != action_key) {
+    return absl::InvalidArgumentError(StrCat("instance ", r.id, ": idempotency key ", r.idempotency_key,
+                                             " does not match create action ", action_key));
+  }
+  TIDE_RETURN_IF_ERROR(ValidateLiveInstance(rec));
+  TIDE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db_.get(), "CommitCreate"));
+  std::string kind, state;
+  {
+    TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT kind, state FROM actions WHERE key = ?", "CommitCreate"));
+    TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(action_key).Step());
+    if (!row) return absl::NotFoundError(StrCat("action ", action_key, " not found"));
+    kind = s.Text(0);
+    state = s.Text(1);
+  }
+  if (kind != "create") {
+    return absl::FailedPreconditionError(StrCat("action ", action_key, " is a ", kind, ", not a create"));
+  }
+  if (state == "done") {
+    TIDE_ASSIGN_OR_RETURN(auto s,
+                          db_->Prepare("SELECT idempotency_key FROM instances WHERE id = ?", "CommitCreate"));
+    TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(rec.id).Step());
+    if (row && s.Text(0) == action_key) return OkStatus();  // committed before
+    return absl::FailedPreconditionError(
+        StrCat("action ", action_key, " is already done with another instance than ", rec.id));
+  }
+  if (state != "pending") {
+    return absl::FailedPreconditionError(
+        StrCat("action ", action_key, " is ", state, "; record instance ", rec.id, " with PutInstance to adopt it"));
+  }
+  TIDE_RETURN_IF_ERROR(PutInstanceRow(rec, "CommitCreate"));
+  {
+    TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("UPDATE actions SET state = 'done', detail = ?, updated = ? "
+                                               "WHERE key = ?",
+                                               "CommitCreate"));
+    TIDE_RETURN_IF_ERROR(s.BindText(StrCat("instance ", rec.id)).BindTime(now).BindText(action_key).Run());
+  }
+  return txn.Commit();
+}
+
+// --- Billed intervals ------------------------------------------------------------
+
+Result<std::vector<BilledInterval>> Store::BilledIntervals() {
+  // The instances table holds every instance ever billed, gone ones with
+  // their deletion time: one read, so each is counted exactly once.
+  TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT id, tier, price_per_hour, created, deleted FROM instances "
+                                             "ORDER BY created, rowid",
+                                             "BilledIntervals"));
+  return ReadAll<BilledInterval>(s, [this](const SqliteStatement& row) -> Result<BilledInterval> {
+    BilledInterval b;
+    b.instance_id = row.Text(0);
+    TIDE_ASSIGN_OR_RETURN(b.tier, StoredTier(*db_, row.Text(1)));
+    b.price_per_hour = row.Real(2);
+    b.start = row.Time(3);
+    b.end = row.IsNull(4) ? kInfiniteFuture : row.Time(4);
+    return b;
+  });
 }
 
 }  // namespace tide::controller

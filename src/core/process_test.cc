@@ -110,8 +110,8 @@ TEST_P(FormatArgvTest, Formats) { EXPECT_EQ(FormatArgv(GetParam().argv), GetPara
 INSTANTIATE_TEST_SUITE_P(
     Cases, FormatArgvTest,
     ::testing::Values(FormatCase{"plain", {"scontrol", "update", "nodename=gpu1"}, "scontrol update nodename=gpu1"},
-                      FormatCase{"space", {"scontrol", "update", "reason=spot reclaim"},
-                                 "scontrol update 'reason=spot reclaim'"},
+                      FormatCase{"space", {"scontrol", "update", "reason=spot interruption"},
+                                 "scontrol update 'reason=spot interruption'"},
                       FormatCase{"single_quote", {"echo", "it's"}, "echo 'it'\\''s'"},
                       FormatCase{"double_quote", {"echo", "say \"hi\""}, "echo 'say \"hi\"'"},
                       FormatCase{"empty_arg", {"echo", ""}, "echo ''"}, FormatCase{"empty", {}, ""}),

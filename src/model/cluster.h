@@ -19,7 +19,7 @@
 namespace tide::model {
 
 // How capacity is paid for. Reserved is paid for whether used or not; spot is
-// cheapest but can be reclaimed.
+// cheapest but can be interrupted.
 enum class Tier : uint8_t { kReserved = 0, kOnDemand = 1, kSpot = 2 };
 inline constexpr int kNumTiers = 3;
 std::string_view TierName(Tier tier);  // "reserved", "on-demand", "spot"
@@ -135,7 +135,7 @@ struct Node {
   Timestamp idle_since = kInfiniteFuture;  // set while it is ready and runs nothing
   int gpus = 0;
   int free_gpus = 0;
-  // The provider has given notice: it reclaims this (spot) node at this time.
+  // The provider has given notice: it interrupts this (spot) node at this time.
   Timestamp interrupt_at = kInfiniteFuture;
   // MIG pools only: free compute units and layout (1 = sliced) of each GPU.
   // A GPU counts in free_gpus only while all its units are free.

@@ -44,7 +44,7 @@ struct Instance {
   Timestamp created{};
 };
 
-// A spot reclamation announced by the provider: the instance goes at `at`.
+// A spot interruption announced by the provider: the instance goes at `at`.
 struct Interruption {
   std::string instance_id;
   std::string node;
@@ -67,7 +67,7 @@ class CloudProvider {
   virtual Status Delete(const std::string& instance_id, const std::string& idempotency_key,
                         Timestamp now) = 0;
   virtual Result<std::vector<Instance>> List(Timestamp now) = 0;
-  // Reclamation notices in force (announced and not yet past).
+  // Interruption notices in force (announced and not yet past).
   virtual Result<std::vector<Interruption>> Interruptions(Timestamp now) = 0;
 };
 

@@ -142,7 +142,8 @@ std::string FormatTable(const RunInfo& info, const model::ClusterSpec& spec, con
   });
   if (interruptions) {
     section("interruptions");
-    optional_row("  spot: nodes reclaimed / jobs hit", [](const PolicyResult& r) { return r.spot_nodes_interrupted + r.spot_interruptions; },
+    optional_row("  spot: nodes interrupted / jobs hit",
+                 [](const PolicyResult& r) { return r.spot_nodes_interrupted + r.spot_interruptions; },
                  [](const PolicyResult& r) { return StrCat(r.spot_nodes_interrupted, " / ", r.spot_interruptions); });
     optional_row("  spot creates refused", [](const PolicyResult& r) { return r.nodes_create_failed; },
                  [](const PolicyResult& r) { return StrCat(r.nodes_create_failed); });
@@ -260,7 +261,7 @@ nlohmann::ordered_json PolicyObject(const model::ClusterSpec& spec, const Policy
   p["jobs_unschedulable"] = r.jobs_unschedulable;
   p["jobs_backfilled"] = r.jobs_backfilled;
   p["jobs_cancelled"] = r.jobs_cancelled;
-  p["spot_reclaims"] = r.spot_nodes_interrupted;
+  p["spot_reclaims"] = r.spot_nodes_interrupted;  // the key keeps its old name: the JSON is a public format
   p["spot_interruptions"] = r.spot_interruptions;
   p["nodes_create_failed"] = r.nodes_create_failed;
   p["preemptions"] = r.preemptions;

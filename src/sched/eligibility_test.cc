@@ -61,7 +61,7 @@ TEST_F(EligibilityTest, SpotTakesOnlyPreemptibleUnprotectedJobs) {
   EXPECT_FALSE(EligiblePools(spec_, Job(8, kNormal, false)) & PoolBit(3));
   EXPECT_TRUE(EligiblePools(spec_, Job(8, kLow, true)) & PoolBit(3));
   model::JobSpec eval = Job(8, kLow, true);
-  eval.is_protected = true;  // a protected job is never put where it can be reclaimed
+  eval.is_protected = true;  // a protected job is never put where it can be interrupted
   EXPECT_FALSE(EligiblePools(spec_, eval) & PoolBit(3));
 }
 

@@ -46,8 +46,8 @@ struct PolicyResult {
   double gpu_util_mean = 0;
 
   // Interruptions and what they cost.
-  int64_t spot_interruptions = 0;  // jobs stopped or killed by a spot reclaim
-  int64_t spot_nodes_interrupted = 0;  // spot nodes the provider took back
+  int64_t spot_interruptions = 0;  // jobs stopped or killed by a spot interruption
+  int64_t spot_nodes_interrupted = 0;  // spot nodes interrupted (taken back by the provider)
   int64_t preemptions = 0;         // jobs stopped for higher-priority work
   int64_t reclaims = 0;            // idle jobs stopped (requeued or cancelled)
   int64_t consolidations = 0;      // jobs moved off a node to release it

@@ -9,15 +9,9 @@
 #include <vector>
 
 #include "core/time.h"
+#include "trace/spot.h"
 
 namespace tide::sim {
-
-// One point of a spot availability series: from `offset` after the trace's
-// own start, `available` instances can run.
-struct SupplyPoint {
-  Duration offset;
-  int available;
-};
 
 struct SpotOptions {
   // Each spot node is reclaimed after an exponentially distributed time with
@@ -29,9 +23,10 @@ struct SpotOptions {
   // A real availability series (../shared/traces/spot-bamboo). When it is
   // set, spot nodes beyond `available x scale` cannot be created, and nodes
   // above it are reclaimed (with notice) when it drops. It repeats over
-  // the simulation.
-  std::vector<SupplyPoint> supply;
-  std::string supply_source;  // for reports
+  // the simulation. config::ReadSupplyTraces fills it (and supply_source)
+  // from the trace the configuration names; parsing leaves it empty.
+  std::vector<trace::SupplyPoint> supply;
+  std::string supply_source;  // the trace as the configuration names it, for reports
   double supply_scale = 1.0;
 };
 

@@ -19,7 +19,14 @@ Status LineError(const std::string& path, int64_t line, std::string_view what) {
 
 }  // namespace
 
-Result<std::vector<sim::SupplyPoint>> ReadSpotSupply(const std::string& path, std::string_view format) {
+Status CheckSpotSupplyFormat(std::string_view format) {
+  for (std::string_view known : {"auto", "bamboo", "gcloud", "aws"}) {
+    if (format == known) return OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat("unknown spot trace format '", format, "'; known: auto, bamboo, gcloud, aws"));
+}
+
+Result<std::vector<SupplyPoint>> ReadSpotSupply(const std::string& path, std::string_view format) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(StrCat(path, ": cannot open the spot supply trace"));
   std::string fmt(format), line;
@@ -93,10 +100,10 @@ Result<std::vector<sim::SupplyPoint>> ReadSpotSupply(const std::string& path, st
       at[std::llround(hours * 3600)] = static_cast<int>(std::llround(count));
     }
   } else {
-    return absl::InvalidArgumentError(StrCat("unknown spot trace format '", format, "'; known: auto, bamboo, gcloud, aws"));
+    return CheckSpotSupplyFormat(format);
   }
   // Offsets count from the trace's first point.
-  std::vector<sim::SupplyPoint> out;
+  std::vector<SupplyPoint> out;
   const int64_t first = at.begin()->first;
   for (const auto& [off, count] : at) out.push_back({Seconds(off - first), count});
   return out;

@@ -15,11 +15,25 @@
 #include <vector>
 
 #include "core/status.h"
-#include "sim/world.h"
+#include "core/time.h"
 
 namespace tide::trace {
 
-Result<std::vector<sim::SupplyPoint>> ReadSpotSupply(const std::string& path, std::string_view format = "auto");
+// One point of a spot availability series: from `offset` after the trace's
+// own start, `available` instances can run.
+struct SupplyPoint {
+  Duration offset;
+  int available;
+};
+
+// The series in the file at `path`, in `format` (auto, bamboo, gcloud,
+// aws). NotFound if it cannot be opened; InvalidArgument "path:line: ..." if
+// a row does not parse, or if the file is empty or its format unknown.
+Result<std::vector<SupplyPoint>> ReadSpotSupply(const std::string& path, std::string_view format = "auto");
+
+// InvalidArgument ("unknown spot trace format 'X'; known: ...") unless
+// `format` is one ReadSpotSupply reads. Reads nothing.
+Status CheckSpotSupplyFormat(std::string_view format);
 
 }  // namespace tide::trace
 

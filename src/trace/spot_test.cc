@@ -21,7 +21,7 @@ using ::testing::HasSubstr;
 // (offset seconds, available) pairs, for comparing series.
 using Series = std::vector<std::pair<int64_t, int>>;
 
-Series Of(const std::vector<sim::SupplyPoint>& points) {
+Series Of(const std::vector<SupplyPoint>& points) {
   Series out;
   for (const auto& p : points) out.emplace_back(p.offset.count(), p.available);
   return out;
@@ -173,11 +173,11 @@ TEST(ReadSpotSupplyTest, RealBambooP3Trace) {
   ASSERT_TRUE(s.ok()) << Message(s.status());
   ASSERT_FALSE(s->empty());
   EXPECT_EQ(s->front().offset, Seconds(0));
-  const auto peak = std::max_element(s->begin(), s->end(), [](const sim::SupplyPoint& a, const sim::SupplyPoint& b) {
+  const auto peak = std::max_element(s->begin(), s->end(), [](const SupplyPoint& a, const SupplyPoint& b) {
     return a.available < b.available;
   });
   EXPECT_EQ(peak->available, 32);
-  EXPECT_TRUE(std::is_sorted(s->begin(), s->end(), [](const sim::SupplyPoint& a, const sim::SupplyPoint& b) {
+  EXPECT_TRUE(std::is_sorted(s->begin(), s->end(), [](const SupplyPoint& a, const SupplyPoint& b) {
     return a.offset < b.offset;
   }));
   for (const auto& p : *s) EXPECT_GE(p.available, 0);

@@ -81,11 +81,12 @@ ${1:-}
 live:
   state: state.db
   loop_interval: 2s
+  jobs:
+    classes: [{partition: high, class: high}]
+    checkpoint_grace: 8s
   slurm:
     conf: etc/slurm.conf
     pools: {ondemand: "gpu[1-2]", spot: "gpu[3-4]"}
-    classes: [{partition: high, class: high}]
-    checkpoint_grace: 8s
   provider: {kind: local, state_dir: provider}
   http: {port: $HTTP_PORT, token_file: etc/token}
 ${2:-}

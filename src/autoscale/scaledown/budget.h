@@ -1,7 +1,7 @@
 // DisruptionBudget: at most `max_nodes` nodes may be disrupted by tide
 // (jobs on them preempted or reclaimed) in any `window`; a drain lets its
 // jobs finish and does not count. Like a Kubernetes PodDisruptionBudget, but
-// for a whole pool's training work. Provider reclaims do not count: tide did not choose them.
+// for a whole pool's training work. Provider interruptions do not count: tide did not choose them.
 // See docs/design/protection.md.
 #ifndef TIDE_AUTOSCALE_SCALEDOWN_BUDGET_H_
 #define TIDE_AUTOSCALE_SCALEDOWN_BUDGET_H_

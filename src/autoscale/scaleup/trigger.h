@@ -4,7 +4,7 @@
 // MISSION section 2), or when a pending job that still needs capacity (no
 // ready or booting node will hold it, yet some pool could) has waited at
 // least `grace` (default 30 s), so that a small queue is never left waiting
-// forever. A job that was interrupted (a spot reclaim, a preemption) has its
+// forever. A job that was interrupted (a spot interruption, a preemption) has its
 // replacement requested at once (MISSION 11). With threshold 0 it fires on
 // any pending job, as cluster-autoscaler does. See
 // docs/design/scale-up-trigger.md.

@@ -25,7 +25,7 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     drain.kind = ActionKind::kDrain;
     drain.pool = n.pool;
     drain.nodes.push_back(n.id);
-    drain.reason = StrCat("spot notice: ", n.name, " is reclaimed at ", FormatTimestamp(n.interrupt_at));
+    drain.reason = StrCat("spot notice: ", n.name, " is interrupted at ", FormatTimestamp(n.interrupt_at));
     plan->actions.push_back(std::move(drain));
     Action stop;
     stop.kind = ActionKind::kEvacuate;
@@ -54,7 +54,7 @@ void SpotNoticeResponder::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     if (stop.jobs.empty()) continue;
     std::vector<std::string> names;
     for (auto id : stop.jobs) names.push_back(ctx->JobById(id).spec.name);
-    stop.reason = StrCat(StrJoin(names, ","), ": checkpoint and requeue before ", n.name, " is reclaimed at ",
+    stop.reason = StrCat(StrJoin(names, ","), ": checkpoint and requeue before ", n.name, " is interrupted at ",
                          FormatTimestamp(n.interrupt_at));
     plan->actions.push_back(std::move(stop));
   }

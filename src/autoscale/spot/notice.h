@@ -1,4 +1,4 @@
-// SpotNoticeResponder: when the provider gives notice that it will reclaim a
+// SpotNoticeResponder: when the provider gives notice that it will interrupt a
 // spot node, drain it and tell its jobs to checkpoint and exit, so they are
 // requeued with nothing lost and their replacement is bought at once
 // (MISSION 11). The disruption budget does not apply: the node goes anyway.

@@ -47,7 +47,7 @@ TEST(SpotNoticeTest, InterruptedJobsAreReplacedAtOnce) {
   model::ClusterState state;
   state.spec = &spec;
   model::Job j = Pending(1, 8, 1, /*submit=*/0, 3600, 2);
-  j.restarts = 1;  // requeued after a spot reclaim, a moment ago
+  j.restarts = 1;  // requeued after a spot interruption, a moment ago
   state.jobs.push_back(j);
   AutoscalerOptions o;
   o.scale_up.trigger.pending_grace = Hours(1);

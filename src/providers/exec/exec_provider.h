@@ -46,7 +46,7 @@ class ExecProvider final : public CloudProvider {
     std::vector<std::string> create;
     std::vector<std::string> delete_;
     std::vector<std::string> list;
-    // Empty: this cloud gives no reclamation notices (Interruptions returns
+    // Empty: this cloud gives no interruption notices (Interruptions returns
     // none).
     std::vector<std::string> interruptions;
     // Per command; it is then killed with its process group.

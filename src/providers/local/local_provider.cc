@@ -51,7 +51,7 @@ namespace {
 constexpr std::string_view kRecordSuffix = ".json";
 
 std::string InstancesDir(const std::string& state_dir) { return StrCat(state_dir, "/instances"); }
-std::string ReclaimsDir(const std::string& state_dir) { return StrCat(state_dir, "/reclaims"); }
+std::string InterruptionsDir(const std::string& state_dir) { return StrCat(state_dir, "/interruptions"); }
 std::string LogsDir(const std::string& state_dir) { return StrCat(state_dir, "/logs"); }
 
 // Node names become file names: no '/', no leading '.', nothing a shell or
@@ -285,7 +285,7 @@ struct LaunchPlan {
 // The grandchild: waits for the go byte, sleeps the boot delay, execs.
 [[noreturn]] void RunInstance(int null_fd, int out_fd, int go_r, const char* exe, char* const* argv,
                               time_t delay_s) {
-  setpgid(0, 0);  // its own group: Delete and reclaims kill the group
+  setpgid(0, 0);  // its own group: Delete and interruptions kill the group
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
   }
@@ -460,16 +460,16 @@ Result<local_internal::Record> ReadRecord(const std::string& path) {
   return ParseRecordText(path, text);
 }
 
-struct Reclaim {
+struct PlannedInterruption {
   std::string node;
   std::string instance_id;
   Timestamp at{};
   std::string path;
 };
 
-Result<std::vector<Reclaim>> LoadReclaims(const std::string& state_dir) {
-  TIDE_ASSIGN_OR_RETURN(std::vector<std::string> files, JsonFiles(ReclaimsDir(state_dir)));
-  std::vector<Reclaim> out;
+Result<std::vector<PlannedInterruption>> LoadInterruptions(const std::string& state_dir) {
+  TIDE_ASSIGN_OR_RETURN(std::vector<std::string> files, JsonFiles(InterruptionsDir(state_dir)));
+  std::vector<PlannedInterruption> out;
   for (const auto& path : files) {
     std::string text;
     {
@@ -482,10 +482,10 @@ Result<std::vector<Reclaim>> LoadReclaims(const std::string& state_dir) {
       text = std::move(*t);
     }
     const json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return BadFile(path, "reclaim is not a JSON object");
+    if (j.is_discarded() || !j.is_object()) return BadFile(path, "interruption is not a JSON object");
     auto at = j.find("at");
     if (at == j.end() || !at->is_number_integer()) return BadFile(path, "field \"at\" missing or not an integer");
-    Reclaim r;
+    PlannedInterruption r;
     r.node = OptString(j, "node");
     r.instance_id = OptString(j, "instance_id");
     r.at = FromUnixSeconds(at->get<int64_t>());
@@ -552,9 +552,9 @@ void LocalProvider::Forget(const Record& record, std::string_view reason, Timest
              StrCat(FormatTimestamp(now), " ", record.id, " node=", record.node, " pid=", record.pid, " ", reason));
 }
 
-Status LocalProvider::CarryOutReclaims(Timestamp now) {
-  TIDE_ASSIGN_OR_RETURN(std::vector<Reclaim> reclaims, LoadReclaims(options_.state_dir));
-  for (const auto& rc : reclaims) {
+Status LocalProvider::CarryOutInterruptions(Timestamp now) {
+  TIDE_ASSIGN_OR_RETURN(std::vector<PlannedInterruption> planned, LoadInterruptions(options_.state_dir));
+  for (const auto& rc : planned) {
     if (rc.at > now) continue;
     TIDE_ASSIGN_OR_RETURN(std::vector<Record> records, LoadRecords());
     for (const auto& r : records) {
@@ -562,10 +562,10 @@ Status LocalProvider::CarryOutReclaims(Timestamp now) {
       if (!target) continue;
       if (Alive(r.pid, r.start_time)) {
         KillInstance(r.pid);
-        reclaimed_.push_back(r.node);
-        Forget(r, "reclaimed (spot)", now);
+        interrupted_.push_back(r.node);
+        Forget(r, "interrupted (spot)", now);
       } else {
-        Forget(r, "ended before its reclaim", now);
+        Forget(r, "ended before its interruption", now);
       }
     }
     std::error_code ec;
@@ -576,7 +576,7 @@ Status LocalProvider::CarryOutReclaims(Timestamp now) {
 
 Result<std::vector<local_internal::Record>> LocalProvider::Refresh(Timestamp now) {
   if (options_.state_dir.empty()) return absl::InvalidArgumentError("local provider: state_dir is not set");
-  TIDE_RETURN_IF_ERROR(CarryOutReclaims(now));
+  TIDE_RETURN_IF_ERROR(CarryOutInterruptions(now));
   TIDE_ASSIGN_OR_RETURN(std::vector<Record> records, LoadRecords());
   std::vector<Record> live;
   for (auto& r : records) {
@@ -672,8 +672,8 @@ Status LocalProvider::Delete(const std::string& instance_id, const std::string& 
     }
   }
   Forget(r, "deleted", now);
-  // A reclaim announced for this instance has nothing left to take.
-  fs::remove(StrCat(ReclaimsDir(options_.state_dir), "/", r.node, kRecordSuffix), ec);
+  // An interruption announced for this instance has nothing left to take.
+  fs::remove(StrCat(InterruptionsDir(options_.state_dir), "/", r.node, kRecordSuffix), ec);
   return OkStatus();
 }
 
@@ -687,9 +687,9 @@ Result<std::vector<Instance>> LocalProvider::List(Timestamp now) {
 
 Result<std::vector<Interruption>> LocalProvider::Interruptions(Timestamp now) {
   TIDE_ASSIGN_OR_RETURN(std::vector<Record> records, Refresh(now));
-  TIDE_ASSIGN_OR_RETURN(std::vector<Reclaim> reclaims, LoadReclaims(options_.state_dir));
+  TIDE_ASSIGN_OR_RETURN(std::vector<PlannedInterruption> planned, LoadInterruptions(options_.state_dir));
   std::vector<Interruption> out;
-  for (const auto& rc : reclaims) {
+  for (const auto& rc : planned) {
     if (rc.at <= now) continue;  // carried out by another process between the two reads
     for (const auto& r : records) {
       const bool target = rc.instance_id.empty() ? r.node == rc.node : r.id == rc.instance_id;
@@ -700,20 +700,20 @@ Result<std::vector<Interruption>> LocalProvider::Interruptions(Timestamp now) {
   return out;
 }
 
-Status LocalProvider::InjectReclaim(const std::string& node, Duration notice, Timestamp now) {
-  return InjectReclaimInDir(options_.state_dir, node, notice, now);
+Status LocalProvider::InjectInterruption(const std::string& node, Duration notice, Timestamp now) {
+  return InjectInterruptionInDir(options_.state_dir, node, notice, now);
 }
 
-Status LocalProvider::InjectReclaimInDir(const std::string& state_dir, const std::string& node, Duration notice,
-                                         Timestamp now) {
+Status LocalProvider::InjectInterruptionInDir(const std::string& state_dir, const std::string& node, Duration notice,
+                                              Timestamp now) {
   if (state_dir.empty()) return absl::InvalidArgumentError("local provider: state_dir is not set");
-  TIDE_RETURN_IF_ERROR(CheckNode("reclaim", node));
+  TIDE_RETURN_IF_ERROR(CheckNode("interrupt", node));
   if (notice < Duration::zero()) {
     return absl::InvalidArgumentError(
-        StrCat("local provider: reclaim node ", node, ": negative notice ", notice.count(), " s"));
+        StrCat("local provider: interrupt node ", node, ": negative notice ", notice.count(), " s"));
   }
-  // The newest record for the node: a reclaim is aimed at one instance, so it
-  // cannot hit a later instance of the same node.
+  // The newest record for the node: an interruption is aimed at one instance,
+  // so it cannot hit a later instance of the same node.
   TIDE_ASSIGN_OR_RETURN(std::vector<std::string> files, JsonFiles(InstancesDir(state_dir)));
   std::optional<Record> target;
   for (const auto& path : files) {
@@ -722,16 +722,16 @@ Status LocalProvider::InjectReclaimInDir(const std::string& state_dir, const std
     if (!target.has_value() || r->created >= target->created) target = std::move(*r);
   }
   if (!target.has_value()) {
-    return absl::NotFoundError(StrCat("local provider: reclaim: no instance for node ", node, " in ", state_dir));
+    return absl::NotFoundError(StrCat("local provider: interrupt: no instance for node ", node, " in ", state_dir));
   }
-  TIDE_RETURN_IF_ERROR(MakeDir(ReclaimsDir(state_dir)));
+  TIDE_RETURN_IF_ERROR(MakeDir(InterruptionsDir(state_dir)));
   const json j = {{"node", node}, {"instance_id", target->id}, {"at", ToUnixSeconds(now + notice)}};
-  return WriteFileAtomically(StrCat(ReclaimsDir(state_dir), "/", node, kRecordSuffix), j.dump() + "\n");
+  return WriteFileAtomically(StrCat(InterruptionsDir(state_dir), "/", node, kRecordSuffix), j.dump() + "\n");
 }
 
-std::vector<std::string> LocalProvider::TakeReclaimed() {
+std::vector<std::string> LocalProvider::TakeInterrupted() {
   std::vector<std::string> out;
-  out.swap(reclaimed_);
+  out.swap(interrupted_);
   return out;
 }
 

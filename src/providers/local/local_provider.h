@@ -13,14 +13,15 @@
 //   <state_dir>/instances/<id>.json  one record per instance (pid, process
 //                                    start time, request), written via a
 //                                    temporary file and rename
-//   <state_dir>/reclaims/<node>.json an injected spot reclaim {"node", "at"}
+//   <state_dir>/interruptions/<node>.json
+//                                    an injected spot interruption {"node", "at"}
 //   <state_dir>/logs/<node>.log      the instance's stdout and stderr
 //   <state_dir>/terminated.log       one line per instance that ended
 // A recorded pid counts as the instance only while /proc/<pid>/stat shows the
 // recorded start time (field 22), so a reused pid is never taken for ours.
 //
 // Not thread-safe (the CloudProvider contract). Another process may inject
-// reclaims into the same state_dir at any time (InjectReclaimInDir).
+// interruptions into the same state_dir at any time (InjectInterruptionInDir).
 #ifndef TIDE_PROVIDERS_LOCAL_LOCAL_PROVIDER_H_
 #define TIDE_PROVIDERS_LOCAL_LOCAL_PROVIDER_H_
 
@@ -79,47 +80,48 @@ class LocalProvider final : public CloudProvider {
   // id alone names the instance.
   Status Delete(const std::string& instance_id, const std::string& idempotency_key, Timestamp now) override;
 
-  // Carries out every reclaim whose time (<= now) has come, drops instances
+  // Carries out every interruption whose time (<= now) has come, drops instances
   // whose process has ended (their records are removed and noted in
   // terminated.log: the instance is gone, as a dead VM is), and returns the
   // rest sorted by id. Unavailable when the state directory or a record
   // cannot be read: never an empty list in place of one it could not read.
   Result<std::vector<Instance>> List(Timestamp now) override;
 
-  // Carries out due reclaims like List, then returns the injected reclaims
-  // still ahead (at > now) whose instance still exists, sorted by node.
+  // Carries out due interruptions like List, then returns the injected
+  // interruptions still ahead (at > now) whose instance still exists, sorted by node.
   Result<std::vector<Interruption>> Interruptions(Timestamp now) override;
 
   // Announces that `node`'s instance is taken away at now + notice, as a
-  // cloud's spot reclaim does; List or Interruptions at or after that time
-  // SIGKILLs it. Same as InjectReclaimInDir on this provider's state_dir.
-  Status InjectReclaim(const std::string& node, Duration notice, Timestamp now);
+  // cloud's spot interruption does; List or Interruptions at or after that
+  // time SIGKILLs it. Same as InjectInterruptionInDir on this provider's
+  // state_dir.
+  Status InjectInterruption(const std::string& node, Duration notice, Timestamp now);
 
   // For another process (the CLI) to inject into a running provider's state
   // directory. NotFound when no instance record names `node`;
   // InvalidArgument for a bad node name or a negative notice; Unavailable
-  // when the file cannot be written. A second reclaim for the same node
-  // replaces the first.
-  static Status InjectReclaimInDir(const std::string& state_dir, const std::string& node, Duration notice,
-                                   Timestamp now);
+  // when the file cannot be written. A second interruption for the same
+  // node replaces the first.
+  static Status InjectInterruptionInDir(const std::string& state_dir, const std::string& node, Duration notice,
+                                        Timestamp now);
 
-  // The nodes whose instances this object has reclaimed since the last call,
-  // each reported once, in the order they were taken (for counting
+  // The nodes whose instances this object has interrupted since the last
+  // call, each reported once, in the order they were taken (for counting
   // interruptions).
-  std::vector<std::string> TakeReclaimed();
+  std::vector<std::string> TakeInterrupted();
 
  private:
   using Record = local_internal::Record;
 
-  // Carries out due reclaims, then loads every record and drops the dead.
+  // Carries out due interruptions, then loads every record and drops the dead.
   Result<std::vector<Record>> Refresh(Timestamp now);
-  Status CarryOutReclaims(Timestamp now);
+  Status CarryOutInterruptions(Timestamp now);
   Result<std::vector<Record>> LoadRecords() const;
   void Forget(const Record& record, std::string_view reason, Timestamp now) const;
   std::vector<std::string> Argv(const std::string& node) const;
 
   Options options_;
-  std::vector<std::string> reclaimed_;
+  std::vector<std::string> interrupted_;
 };
 
 }  // namespace tide::providers

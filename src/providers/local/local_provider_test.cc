@@ -280,7 +280,7 @@ TEST_F(LocalProviderTest, PendingDuringTheBootDelayThenRunning) {
   EXPECT_EQ(fs::read_symlink(StrCat("/proc/", pid, "/exe"), ec).filename().string(), "sleep");
 }
 
-TEST_F(LocalProviderTest, ReclaimIsAnnouncedThenCarriedOut) {
+TEST_F(LocalProviderTest, InterruptionIsAnnouncedThenCarriedOut) {
   LocalProvider p(Opts());
   Result<Instance> a = Create(p, Request("gpu1", "k1"));
   Result<Instance> b = Create(p, Request("gpu2", "k2"));
@@ -288,7 +288,7 @@ TEST_F(LocalProviderTest, ReclaimIsAnnouncedThenCarriedOut) {
   const int64_t pid = Pid(a->id);
   const uint64_t start = Start(a->id);
 
-  ASSERT_TRUE(p.InjectReclaim("gpu1", Seconds(120), kNow).ok());
+  ASSERT_TRUE(p.InjectInterruption("gpu1", Seconds(120), kNow).ok());
   Result<std::vector<Interruption>> notes = p.Interruptions(kNow + Seconds(10));
   ASSERT_TRUE(notes.ok()) << notes.status();
   ASSERT_EQ(notes->size(), 1u);
@@ -300,48 +300,48 @@ TEST_F(LocalProviderTest, ReclaimIsAnnouncedThenCarriedOut) {
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_EQ(before->size(), 2u);
   EXPECT_TRUE(Running(pid, start));
-  EXPECT_THAT(p.TakeReclaimed(), IsEmpty());
+  EXPECT_THAT(p.TakeInterrupted(), IsEmpty());
 
   Result<std::vector<Instance>> after = p.List(kNow + Seconds(120));
   ASSERT_TRUE(after.ok()) << after.status();
   ASSERT_EQ(after->size(), 1u);
   EXPECT_EQ((*after)[0].node, "gpu2");
   EXPECT_TRUE(Eventually([&] { return !Running(pid, start); }));
-  EXPECT_THAT(p.TakeReclaimed(), ElementsAre("gpu1"));
-  EXPECT_THAT(p.TakeReclaimed(), IsEmpty());  // reported once
+  EXPECT_THAT(p.TakeInterrupted(), ElementsAre("gpu1"));
+  EXPECT_THAT(p.TakeInterrupted(), IsEmpty());  // reported once
   Result<std::vector<Interruption>> later = p.Interruptions(kNow + Seconds(121));
   ASSERT_TRUE(later.ok()) << later.status();
   EXPECT_THAT(*later, IsEmpty());
-  EXPECT_FALSE(fs::exists(StrCat(dir_, "/reclaims/gpu1.json")));
+  EXPECT_FALSE(fs::exists(StrCat(dir_, "/interruptions/gpu1.json")));
   EXPECT_THAT(ReadText(StrCat(dir_, "/terminated.log")), HasSubstr(StrCat(a->id, " node=gpu1")));
 }
 
-TEST_F(LocalProviderTest, InterruptionsCarryOutDueReclaimsToo) {
+TEST_F(LocalProviderTest, InterruptionsCarryOutDueOnesToo) {
   LocalProvider p(Opts());
   Result<Instance> a = Create(p, Request("gpu1", "k1"));
   ASSERT_TRUE(a.ok()) << a.status();
   // Another process (the CLI) injects into the running provider's directory.
-  ASSERT_TRUE(LocalProvider::InjectReclaimInDir(dir_, "gpu1", Seconds(0), kNow).ok());
+  ASSERT_TRUE(LocalProvider::InjectInterruptionInDir(dir_, "gpu1", Seconds(0), kNow).ok());
   Result<std::vector<Interruption>> notes = p.Interruptions(kNow);
   ASSERT_TRUE(notes.ok()) << notes.status();
   EXPECT_THAT(*notes, IsEmpty());
-  EXPECT_THAT(p.TakeReclaimed(), ElementsAre("gpu1"));
+  EXPECT_THAT(p.TakeInterrupted(), ElementsAre("gpu1"));
   EXPECT_FALSE(fs::exists(RecordPath(a->id)));
 }
 
-TEST_F(LocalProviderTest, ReclaimNeedsAnInstanceAndAValidNotice) {
+TEST_F(LocalProviderTest, InterruptionNeedsAnInstanceAndAValidNotice) {
   LocalProvider p(Opts());
-  EXPECT_EQ(p.InjectReclaim("gpu1", Seconds(120), kNow).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(p.InjectInterruption("gpu1", Seconds(120), kNow).code(), absl::StatusCode::kNotFound);
   ASSERT_TRUE(Create(p, Request("gpu1", "k1")).ok());
-  EXPECT_EQ(p.InjectReclaim("gpu1", Seconds(-1), kNow).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(p.InjectReclaim("../gpu1", Seconds(1), kNow).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.InjectInterruption("gpu1", Seconds(-1), kNow).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.InjectInterruption("../gpu1", Seconds(1), kNow).code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(LocalProviderTest, AReclaimDoesNotHitTheNextInstanceOfTheNode) {
+TEST_F(LocalProviderTest, AnInterruptionDoesNotHitTheNextInstanceOfTheNode) {
   LocalProvider p(Opts());
   Result<Instance> a = Create(p, Request("gpu1", "k1"));
   ASSERT_TRUE(a.ok()) << a.status();
-  ASSERT_TRUE(p.InjectReclaim("gpu1", Seconds(120), kNow).ok());
+  ASSERT_TRUE(p.InjectInterruption("gpu1", Seconds(120), kNow).ok());
   ASSERT_TRUE(p.Delete(a->id, "d1", kNow + Seconds(1)).ok());
   Result<Instance> b = Create(p, Request("gpu1", "k2"), kNow + Seconds(2));
   ASSERT_TRUE(b.ok()) << b.status();
@@ -349,7 +349,7 @@ TEST_F(LocalProviderTest, AReclaimDoesNotHitTheNextInstanceOfTheNode) {
   ASSERT_TRUE(list.ok()) << list.status();
   ASSERT_EQ(list->size(), 1u);
   EXPECT_EQ((*list)[0].id, b->id);
-  EXPECT_THAT(p.TakeReclaimed(), IsEmpty());
+  EXPECT_THAT(p.TakeInterrupted(), IsEmpty());
 }
 
 TEST_F(LocalProviderTest, ADeadProcessIsDropped) {
@@ -367,7 +367,7 @@ TEST_F(LocalProviderTest, ADeadProcessIsDropped) {
   EXPECT_FALSE(fs::exists(RecordPath(i->id)));
   EXPECT_THAT(ReadText(StrCat(dir_, "/terminated.log")), HasSubstr(StrCat(i->id, " node=gpu1 pid=", pid,
                                                                           " process ended")));
-  EXPECT_THAT(p.TakeReclaimed(), IsEmpty());  // a crash is not a reclaim
+  EXPECT_THAT(p.TakeInterrupted(), IsEmpty());  // a crash is not an interruption
 
   // The node can be bought again.
   Result<Instance> again = Create(p, Request("gpu1", "k2"), kNow + Seconds(1));

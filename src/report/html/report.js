@@ -445,7 +445,7 @@
     }
 
     // Spot interruptions and lost work.
-    const g6 = sec("Interruptions", "Jobs interrupted by spot reclaims, and the work lost since their last checkpoint (cumulative).");
+    const g6 = sec("Interruptions", "Jobs hit by spot interruptions, and the work lost since their last checkpoint (cumulative).");
     chart(g6, { id: "spot:interruptions", title: "Spot interruptions", x: X, zone: z,
       y: { max: Math.max(1, maxOf(policies.map((p) => seriesOf(p, "spot_interruptions")))), format: compact, label: "jobs" },
       series: policies.map((p, i) => ({ name: p.name, color: color(i), dash: dash(i), xs: times(p, false), ys: seriesOf(p, "spot_interruptions") })) });

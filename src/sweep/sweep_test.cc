@@ -1,9 +1,9 @@
-#include "plan/sweep.h"
+#include "sweep/sweep.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tide::plan {
+namespace tide::sweep {
 namespace {
 
 using ::testing::HasSubstr;
@@ -55,4 +55,4 @@ policies:
 }
 
 }  // namespace
-}  // namespace tide::plan
+}  // namespace tide::sweep

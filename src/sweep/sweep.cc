@@ -1,11 +1,11 @@
-#include "plan/sweep.h"
+#include "sweep/sweep.h"
 
 #include <cmath>
 
 #include "absl/strings/numbers.h"
 #include "core/strings.h"
 
-namespace tide::plan {
+namespace tide::sweep {
 namespace {
 
 constexpr std::string_view kNames[] = {"reserved", "max", "spot-share", "threshold", "grace", "idle"};
@@ -145,4 +145,4 @@ Status Apply(const SweepPoint& point, config::Config* c) {
   return OkStatus();
 }
 
-}  // namespace tide::plan
+}  // namespace tide::sweep

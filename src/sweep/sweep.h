@@ -8,8 +8,8 @@
 //   grace=V             tide's pending grace (a duration)
 //   idle=V              tide's idle release time (a duration)
 // Values: a list (10,12,14) or a range (0..20:5). Several sweeps multiply.
-#ifndef TIDE_PLAN_SWEEP_H_
-#define TIDE_PLAN_SWEEP_H_
+#ifndef TIDE_SWEEP_SWEEP_H_
+#define TIDE_SWEEP_SWEEP_H_
 
 #include <string>
 #include <string_view>
@@ -18,7 +18,7 @@
 #include "config/config.h"
 #include "core/status.h"
 
-namespace tide::plan {
+namespace tide::sweep {
 
 struct Setting {
   std::string name;   // "reserved", "max", "spot-share", ...
@@ -40,6 +40,6 @@ Result<std::vector<SweepPoint>> ExpandSweeps(const std::vector<std::string>& swe
 // or value does not fit it.
 Status Apply(const SweepPoint& point, config::Config* config);
 
-}  // namespace tide::plan
+}  // namespace tide::sweep
 
-#endif  // TIDE_PLAN_SWEEP_H_
+#endif  // TIDE_SWEEP_SWEEP_H_
