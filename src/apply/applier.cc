@@ -67,6 +67,7 @@ Status Applier::Fail(ApplyStats* stats, std::string_view what, const Status& s) 
 
 Status Applier::Apply(const autoscale::ScalingPlan& plan, const View& view, Timestamp now, ApplyStats* stats) {
   releasing_.clear();
+  named_.clear();
   for (const Action& a : plan.actions) {
     Outcome o;
     if (listener_ != nullptr) listener_->Before(a, now);
@@ -108,7 +109,10 @@ Status Applier::ScaleUp(const Action& a, const View& view, Timestamp now, ApplyS
   }
   const model::NodePool& pool = spec_->pools[static_cast<size_t>(a.pool)];
   std::vector<std::string> taken;
-  if (manager_->capabilities().fixed_node_names) taken = view.TakenNames();
+  if (manager_->capabilities().fixed_node_names) {
+    taken = view.TakenNames();
+    taken.insert(taken.end(), named_.begin(), named_.end());
+  }
   const backends::Reason why{CauseOf(a), a.reason};
   for (int i = 0; i < a.count; ++i) {
     Result<std::string> name = manager_->RegisterNode(a.pool, taken);
@@ -155,6 +159,7 @@ Status Applier::ScaleUp(const Action& a, const View& view, Timestamp now, ApplyS
       Log(StrCat("bought node ", *name, " (pool ", pool.name, ", ", model::TierName(pool.tier), ", instance ",
                  inst->id, ", key ", key, ") for jobs ", JobList(a.jobs), ": ", a.reason));
     }
+    if (manager_->capabilities().fixed_node_names) named_.push_back(*name);
     taken.push_back(std::move(*name));
   }
   return OkStatus();
@@ -183,6 +188,9 @@ Status Applier::Release(const Action& a, const View& view, Timestamp now, ApplyS
     if (view.Releasing(*n)) continue;  // cordoned for release already; it goes once empty
     const Cause cause = CauseOf(a);
     Status s = manager_->Cordon(n->name, {cause, a.reason});
+    // A node the manager has not seen yet (its machine is still booting)
+    // takes no work anyway: it is given back without a cordon.
+    if (absl::IsNotFound(s)) s = OkStatus();
     if (!s.ok()) {
       TIDE_RETURN_IF_ERROR(Fail(stats, StrCat("cordon node ", n->name), s));
       continue;

@@ -182,6 +182,8 @@ class Applier {
   Listener* listener_;
   // Nodes cordoned for release during the current plan.
   absl::flat_hash_set<model::NodeId> releasing_;
+  // Names handed to nodes bought during the current plan.
+  std::vector<std::string> named_;
 };
 
 // The cause a plan action's stop or cordon is recorded with.

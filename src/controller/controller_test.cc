@@ -15,22 +15,23 @@ const Timestamp kNow = FromUnixSeconds(1'800'000'200);
 
 struct Rig {
   config::Config cfg = testing::TwoPools();
-  testing::FakeBackend backend;
+  testing::FakeSlurm slurm;
+  std::unique_ptr<backends::SlurmBackend> backend = testing::SlurmOver(cfg, &slurm);
   testing::FakeProvider provider;
   std::unique_ptr<Store> store = *Store::Open(":memory:");
   std::vector<std::string> log;
 
   Rig() {
     for (int i = 1; i <= 4; ++i) {
-      backend.obs.nodes.push_back(SlurmNode(StrCat("gpu", i), "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0,
+      slurm.view.nodes.push_back(SlurmNode(StrCat("gpu", i), "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0,
                                             "tide: not provisioned"));
     }
-    for (int j = 1; j <= 6; ++j) backend.obs.jobs.push_back(SlurmJob(j, "PENDING", 2));
+    for (int j = 1; j <= 6; ++j) slurm.view.jobs.push_back(SlurmJob(j, "PENDING", 2));
   }
   std::unique_ptr<Controller> Make(bool dry_run) {
     ControllerOptions o;
     o.dry_run = dry_run;
-    return std::make_unique<Controller>(cfg, *MapSlots(cfg), *autoscale::Autoscaler::Make(cfg.policies.tide), &backend,
+    return std::make_unique<Controller>(cfg, *autoscale::Autoscaler::Make(cfg.policies.tide), backend.get(),
                                         &provider, store.get(), nullptr, o,
                                         [this](const std::string& l) { log.push_back(l); });
   }
@@ -56,13 +57,13 @@ TEST(Controller, BuysForWaitingJobsWithinOneLoop) {
 
 TEST(Controller, AFailedObservationDecidesNothing) {
   Rig r;
-  r.backend.observe_error = absl::InvalidArgumentError("squeue --json: not JSON");
+  r.slurm.query_error = absl::InvalidArgumentError("squeue --json: not JSON");
   auto c = r.Make(false);
   LoopReport rep = c->RunLoop(kNow);
   EXPECT_FALSE(rep.ok);
   EXPECT_NE(rep.error.find("not JSON"), std::string::npos);
   EXPECT_TRUE(r.provider.calls.empty());
-  EXPECT_TRUE(r.backend.Actions().empty());
+  EXPECT_TRUE(r.slurm.Actions().empty());
   EXPECT_NE(c->StatusJson().find("not JSON"), std::string::npos);
   EXPECT_NE(c->MetricsText().find("tide_loop_errors_total{source=\"slurm\"} 1"), std::string::npos);
   std::string why;
@@ -71,17 +72,17 @@ TEST(Controller, AFailedObservationDecidesNothing) {
 
 TEST(Controller, EachGoodLoopRecordsASampleForTheStatusPage) {
   Rig r;
-  r.backend.obs.nodes[0] = SlurmNode("gpu1", "mixed", {}, 8);
-  r.backend.obs.jobs.push_back(SlurmJob(7, "RUNNING", 8, {"gpu1"}));
+  r.slurm.view.nodes[0] = SlurmNode("gpu1", "mixed", {}, 8);
+  r.slurm.view.jobs.push_back(SlurmJob(7, "RUNNING", 8, {"gpu1"}));
   auto c = r.Make(false);
   ASSERT_TRUE(c->RunLoop(kNow).ok);  // buys for the 12 pending GPUs
   const size_t bought = r.provider.instances.size();
   ASSERT_GT(bought, 0u);
   ASSERT_TRUE(c->RunLoop(kNow + Seconds(10)).ok);
   // A failed observation records nothing: stale data is not a fact.
-  r.backend.observe_error = absl::UnavailableError("slurmctld does not answer");
+  r.slurm.query_error = absl::UnavailableError("slurmctld does not answer");
   ASSERT_FALSE(c->RunLoop(kNow + Seconds(20)).ok);
-  r.backend.observe_error = OkStatus();
+  r.slurm.query_error = OkStatus();
   ASSERT_TRUE(c->RunLoop(kNow + Seconds(30)).ok);
 
   auto samples = r.store->Samples(kInfinitePast);
@@ -127,12 +128,139 @@ TEST(Controller, DryRunPrintsThePlanAndTouchesNothing) {
   ASSERT_TRUE(rep.ok);
   EXPECT_FALSE(rep.plan.empty());
   EXPECT_TRUE(r.provider.calls.empty());
-  EXPECT_TRUE(r.backend.Actions().empty());
+  EXPECT_TRUE(r.slurm.Actions().empty());
   bool printed = false;
   for (const auto& l : r.log) printed |= l.rfind("[dry-run] plan: scale-up", 0) == 0;
   EXPECT_TRUE(printed);
   EXPECT_TRUE(r.store->Instances(true)->empty());
   EXPECT_TRUE(r.store->Samples(kInfinitePast)->empty());
+}
+
+// A workload manager that does not schedule by itself (as Kubernetes with
+// schedulerName: tide): the controller places waiting jobs with the
+// simulator's scheduler and binds them, and buys only for what does not fit.
+struct Unscheduled {
+  config::Config cfg = testing::TwoPools();
+  testing::FakeWorkload manager;
+  testing::FakeProvider provider;
+  std::unique_ptr<Store> store = *Store::Open(":memory:");
+  std::vector<std::string> log;
+  std::unique_ptr<Controller> Make() {
+    return std::make_unique<Controller>(cfg, *autoscale::Autoscaler::Make(cfg.policies.tide), &manager, &provider,
+                                        store.get(), nullptr, ControllerOptions{},
+                                        [this](const std::string& l) { log.push_back(l); });
+  }
+  // A ready node of pool 0 that tide bought.
+  void ReadyNode(const std::string& name) {
+    manager.obs.nodes.push_back(testing::FakeNode(name, 0));
+    provider.instances.push_back({StrCat("i-", name), name, "ondemand", StrCat("k-", name), "running", kNow});
+  }
+};
+
+TEST(Controller, PlacesAndBindsJobsWhenTheManagerDoesNotScheduleThem) {
+  Unscheduled u;
+  u.cfg.cluster.pools[0].max_nodes = 4;
+  u.ReadyNode("a1");
+  u.ReadyNode("a2");
+  u.manager.obs.jobs = {testing::FakeJob("ml/train", 1, 8), testing::FakeJob("ml/eval", 2, 4),
+                        testing::FakeJob("ml/big", 2, 8)};
+  auto c = u.Make();
+  LoopReport rep = c->RunLoop(kNow);
+  ASSERT_TRUE(rep.ok) << rep.error;
+  EXPECT_EQ(rep.placed, 2);
+  EXPECT_EQ(rep.acted.binds, 2);
+  std::vector<std::string> binds;
+  for (const auto& call : u.manager.calls) {
+    if (call.rfind("bind ", 0) == 0) binds.push_back(call);
+  }
+  EXPECT_EQ(binds, (std::vector<std::string>{"bind ml/train a1:1", "bind ml/eval a2:2"}));
+  // The gang of 2 x 8 fits nowhere now: two nodes are bought for it, and
+  // nothing for the jobs just bound.
+  EXPECT_EQ(rep.acted.creates, 2);
+  // Once bound, a job is not bound again.
+  rep = c->RunLoop(kNow + Seconds(10));
+  ASSERT_TRUE(rep.ok) << rep.error;
+  EXPECT_EQ(rep.placed, 0);
+  EXPECT_EQ(rep.acted.creates, 0);
+}
+
+TEST(Controller, BuysOnlyInThePoolsAJobMayUse) {
+  Unscheduled u;
+  auto job = testing::FakeJob("ml/search", 1, 8);
+  job.priority_class = 2;  // low: preemptible, so it may run on either pool
+  u.manager.obs.jobs = {job};
+  auto c = u.Make();
+  LoopReport rep = c->RunLoop(kNow);
+  ASSERT_TRUE(rep.ok) << rep.error;
+  ASSERT_EQ(u.provider.instances.size(), 1u);
+  EXPECT_EQ(u.provider.instances[0].pool, "ondemand");
+  // The same job limited to pool 1 (spot) is bought for there.
+  Unscheduled limited;
+  job.pools = backends::PoolSet{2};
+  limited.manager.obs.jobs = {job};
+  rep = limited.Make()->RunLoop(kNow);
+  ASSERT_TRUE(rep.ok) << rep.error;
+  ASSERT_EQ(limited.provider.instances.size(), 1u);
+  EXPECT_EQ(limited.provider.instances[0].pool, "spot");
+}
+
+TEST(Controller, AJobThatMayUseNoPoolIsNotDemand) {
+  Unscheduled u;
+  auto job = testing::FakeJob("ml/other", 1, 8);
+  job.pools = 0;
+  u.manager.obs.jobs = {job};
+  LoopReport rep = u.Make()->RunLoop(kNow);
+  ASSERT_TRUE(rep.ok) << rep.error;
+  EXPECT_EQ(rep.pending_jobs, 0);
+  EXPECT_TRUE(u.provider.instances.empty());
+}
+
+TEST(Controller, AnEvictionRefusedByABudgetIsCountedAndAskedAgain) {
+  Unscheduled u;
+  u.cfg.policies.tide.reclaim.enabled = false;
+  u.ReadyNode("a1");
+  auto low = testing::FakeJob("ml/low", 1, 8);
+  low.priority_class = 2;
+  low.phase = backends::JobPhase::kRunning;
+  low.nodes = {"a1"};
+  low.start = kNow - Seconds(600);
+  u.manager.obs.nodes[0].gpus_used = 8;
+  u.manager.obs.nodes[0].busy = true;
+  auto high = testing::FakeJob("ml/high", 1, 8);
+  high.priority_class = 0;
+  high.submit = kNow - Seconds(3600);
+  u.manager.obs.jobs = {low, high};
+  // Both pools at their max: only preemption can start the high job.
+  u.cfg.cluster.pools[0].max_nodes = 1;
+  u.cfg.cluster.pools[1].max_nodes = 0;
+  u.manager.refuse_evictions = true;
+  auto c = u.Make();
+  LoopReport rep = c->RunLoop(kNow);
+  ASSERT_TRUE(rep.ok) << rep.error;
+  bool preempt = false;
+  for (const auto& a : rep.plan.actions) preempt |= a.kind == autoscale::ActionKind::kPreempt;
+  ASSERT_TRUE(preempt) << "the plan should preempt the low job";
+  EXPECT_EQ(rep.acted.refused, 1);
+  EXPECT_EQ(rep.acted.evictions, 0);
+  EXPECT_NE(c->MetricsText().find("tide_actions_total{action=\"refused\"} 1"), std::string::npos);
+  // The budget allows it now: the same decision is carried out.
+  u.manager.refuse_evictions = false;
+  rep = c->RunLoop(kNow + Seconds(10));
+  ASSERT_TRUE(rep.ok) << rep.error;
+  EXPECT_EQ(rep.acted.evictions, 1);
+}
+
+TEST(Controller, ClassRulesMustNameAttributesTheBackendReports) {
+  auto cfg = testing::TwoPools();
+  testing::FakeWorkload manager;
+  Status s = CheckClassRules(cfg, manager.capabilities());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(Message(s)).find("test.yaml"), std::string::npos) << s;
+  EXPECT_NE(std::string(Message(s)).find("'partition' is not a job attribute the fake backend reports"),
+            std::string::npos)
+      << s;
+  testing::FakeSlurm slurm;
+  EXPECT_TRUE(CheckClassRules(cfg, testing::SlurmOver(cfg, &slurm)->capabilities()).ok());
 }
 
 TEST(ReasonClass, FoldsNumbers) {

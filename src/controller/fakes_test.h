@@ -1,52 +1,31 @@
-// Fakes for the controller's tests: a workload manager and a provider that
-// record every call and can be told to fail the next one.
+// Fakes for the controller's tests: a provider that records every call and
+// can be told to fail the next one, and the configuration the tests share.
+// The workload managers are testutil's: FakeSlurm (the real Slurm backend
+// over recorded tool replies) and FakeWorkload (tide's terms).
 #ifndef TIDE_CONTROLLER_FAKES_TEST_H_
 #define TIDE_CONTROLLER_FAKES_TEST_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/slurm/slurm_backend.h"
+#include "testutil/fake_slurm.h"
+#include "testutil/fake_workload.h"
 #include "config/config.h"
 #include "core/strings.h"
 #include "providers/provider.h"
 
 namespace tide::controller::testing {
 
-class FakeBackend : public backends::ClusterBackend {
- public:
-  backends::Observation obs;
-  Status observe_error = OkStatus();
-  std::vector<std::string> calls;  // "drain gpu1 <reason>", "requeue 7", ...
+using tide::testing::FakeSlurm;
+using tide::testing::FakeJob;
+using tide::testing::FakeNode;
+using tide::testing::FakeWorkload;
+using tide::testing::SlurmJob;
+using tide::testing::SlurmNode;
 
-  Result<backends::Observation> Observe() override {
-    calls.push_back("observe");
-    if (!observe_error.ok()) return observe_error;
-    return obs;
-  }
-  Status Drain(const std::string& node, const std::string& reason) override { return Call(StrCat("drain ", node, " ", reason)); }
-  Status Undrain(const std::string& node) override { return Call(StrCat("undrain ", node)); }
-  Status PowerUp(const std::string& node) override { return Call(StrCat("power_up ", node)); }
-  Status PowerDown(const std::string& node) override { return Call(StrCat("power_down ", node)); }
-  Status Requeue(int64_t job) override { return Call(StrCat("requeue ", job)); }
-  Status Cancel(int64_t job) override { return Call(StrCat("cancel ", job)); }
-  Status Signal(int64_t job, const std::string& signal) override { return Call(StrCat("signal ", job, " ", signal)); }
-  // Calls other than observe.
-  std::vector<std::string> Actions() const {
-    std::vector<std::string> out;
-    for (const auto& c : calls) {
-      if (c != "observe") out.push_back(c);
-    }
-    return out;
-  }
-
- private:
-  Status Call(std::string c) {
-    calls.push_back(std::move(c));
-    return OkStatus();
-  }
-};
 
 class FakeProvider : public providers::CloudProvider {
  public:
@@ -78,35 +57,6 @@ class FakeProvider : public providers::CloudProvider {
   Result<std::vector<providers::Interruption>> Interruptions(Timestamp) override { return notices; }
 };
 
-// A Slurm node as sinfo would show it.
-inline backends::ObservedNode SlurmNode(std::string name, std::string state, std::vector<std::string> flags = {},
-                                        int used = 0, std::string reason = "") {
-  backends::ObservedNode n;
-  n.name = std::move(name);
-  n.state = std::move(state);
-  n.flags = std::move(flags);
-  n.gpus = 8;
-  n.gpus_used = used;
-  n.reason = std::move(reason);
-  n.partitions = {"gpu"};
-  return n;
-}
-
-inline backends::ObservedJob SlurmJob(int64_t id, std::string state, int gpus, std::vector<std::string> nodes = {},
-                                      std::string partition = "gpu") {
-  backends::ObservedJob j;
-  j.id = id;
-  j.state = std::move(state);
-  j.partition = std::move(partition);
-  j.gpus_per_node = gpus;
-  j.gpus = gpus;
-  j.nodes = std::move(nodes);
-  j.submit = FromUnixSeconds(1'800'000'000);
-  j.start = j.nodes.empty() ? Timestamp{} : FromUnixSeconds(1'800'000'100);
-  j.state_reason = j.nodes.empty() ? "Resources" : "None";
-  return j;
-}
-
 // Two pools of two 8-GPU nodes each: ondemand gpu[1-2], spot gpu[3-4].
 inline config::Config TwoPools() {
   auto c = config::ParseConfig(R"(
@@ -126,6 +76,11 @@ live:
 )",
                                "test.yaml");
   return *c;
+}
+
+// The Slurm backend of `cfg` over `slurm`.
+inline std::unique_ptr<backends::SlurmBackend> SlurmOver(const config::Config& cfg, FakeSlurm* slurm) {
+  return std::make_unique<backends::SlurmBackend>(*backends::SlurmBackendOptionsFor(cfg), slurm);
 }
 
 }  // namespace tide::controller::testing

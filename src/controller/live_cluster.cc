@@ -50,7 +50,9 @@ bool LiveView::Releasing(const model::Node& node) const {
 
 std::optional<bool> LiveView::EmptyNow(const model::Node& node) const {
   auto it = built_->nodes.find(node.id);
-  if (it != built_->nodes.end() && !it->second->Answering()) return true;
+  // A node the manager does not list yet, or one that does not answer: no
+  // work can start on it.
+  if (it == built_->nodes.end() || !it->second->Answering()) return true;
   return std::nullopt;
 }
 

@@ -42,22 +42,24 @@ std::vector<double> Series(const nlohmann::json& report, const std::string& name
 
 struct Snapshot {
   config::Config cfg = testing::TwoPools();
+  backends::SlurmView view;
   backends::Observation obs;
   std::vector<providers::Instance> instances;
   Memory memory;
 
   Snapshot() {
-    obs.nodes = {SlurmNode("gpu1", "mixed", {}, 4), SlurmNode("gpu2", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}),
+    view.nodes = {SlurmNode("gpu1", "mixed", {}, 4), SlurmNode("gpu2", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}),
                  SlurmNode("gpu3", "idle"), SlurmNode("gpu4", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"})};
-    obs.nodes[0].partitions = {"gpu", "high"};
-    obs.jobs = {SlurmJob(1, "PENDING", 2), SlurmJob(2, "PENDING", 2), SlurmJob(3, "PENDING", 8, {}, "high"),
+    view.nodes[0].partitions = {"gpu", "high"};
+    view.jobs = {SlurmJob(1, "PENDING", 2), SlurmJob(2, "PENDING", 2), SlurmJob(3, "PENDING", 8, {}, "high"),
                 SlurmJob(4, "RUNNING", 4, {"gpu1"})};
     instances = {{"i-1", "gpu1", "ondemand", "k1", "running", At(-600)},
                  {"i-3", "gpu3", "spot", "k3", "running", At(-300)},
                  {"i-x", "elsewhere", "gone-pool", "", "running", At(-300)}};  // no pool: left out
   }
   Built Build(const model::MetricsView* metrics = nullptr) {
-    return BuildState(cfg, *MapSlots(cfg), obs, instances, {}, &memory, metrics, At(0));
+    obs = backends::Translate(view, *backends::SlurmBackendOptionsFor(cfg));
+    return BuildSnapshot(cfg, obs, instances, {}, &memory, metrics, At(0));
   }
 };
 

@@ -96,15 +96,17 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
   }
 
   std::map<std::string, model::NodeId> id_of_node;
-  backends::PoolSet pools_with_nodes = 0;
+  std::set<std::string> listed;  // every node the manager lists
+  for (const auto& on : obs.nodes) listed.insert(on.name);
+  const backends::PoolSet configured = pools >= 64 ? ~backends::PoolSet{0} : (backends::PoolSet{1} << pools) - 1;
   for (const auto& on : obs.nodes) {
     if (on.pool < 0 || on.pool >= pools) continue;
     const auto& pool = config.cluster.pools[static_cast<size_t>(on.pool)];
-    pools_with_nodes |= backends::PoolSet{1} << on.pool;
     const bool busy = on.busy || on.gpus_used > 0 || holding.count(on.name) > 0;
     auto inst_it = b.instance_of.find(on.name);
     const providers::Instance* inst = inst_it == b.instance_of.end() ? nullptr : inst_it->second;
     const bool answers = on.Answering();
+    const model::NodeId id = memory->NodeIdOf(on.name);  // every pool node, in the manager's order
     if (inst == nullptr && !answers) {
       // No machine behind it: capacity tide may buy (unless work still sits on it).
       if (!busy) ++b.free_names[static_cast<size_t>(on.pool)];
@@ -114,7 +116,7 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
     // (A node that answers without a machine tide bought is a static node:
     // capacity, shown ready, that the applier refuses to give back.)
     model::Node n;
-    n.id = memory->NodeIdOf(on.name);
+    n.id = id;
     n.name = on.name;
     n.pool = on.pool;
     n.gpus = on.gpus > 0 ? on.gpus : pool.type.gpus;
@@ -146,6 +148,28 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
     s.nodes.push_back(std::move(n));
   }
 
+  // Machines tide bought whose node the manager does not list yet (a node
+  // joins a Kubernetes cluster by itself once its machine boots): booting
+  // nodes, so that nothing is bought twice while they come up.
+  for (const auto& inst : instances) {
+    if (id_of_node.count(inst.node) || listed.count(inst.node)) continue;
+    const int pool = config.cluster.PoolIndex(inst.pool);
+    if (pool < 0) continue;
+    const auto& p = config.cluster.pools[static_cast<size_t>(pool)];
+    model::Node n;
+    n.id = memory->NodeIdOf(inst.node);
+    n.name = inst.node;
+    n.pool = pool;
+    n.gpus = n.free_gpus = p.type.gpus;
+    n.created = inst.created;
+    n.state = model::NodeState::kProvisioning;
+    n.ready_at = std::max(n.created + p.boot_delay.Expected(), now + Seconds(30));
+    if (auto it = notice.find(inst.node); it != notice.end()) n.interrupt_at = it->second;
+    id_of_node[inst.node] = n.id;
+    memory->idle_since.erase(inst.node);
+    s.nodes.push_back(std::move(n));
+  }
+
   for (const auto& j : obs.jobs) {
     if (j.phase == backends::JobPhase::kHeld) {
       b.skipped.push_back(StrCat("job ", j.key, ": waits for ", j.waits_for.empty() ? "something" : j.waits_for,
@@ -159,8 +183,8 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
       b.skipped.push_back(StrCat("job ", j.key, ": asks for no GPU"));
       continue;
     }
-    if (job.state == model::JobState::kPending && (j.pools & pools_with_nodes) == 0) {
-      b.skipped.push_back(StrCat("job ", j.key, ": may use no node of any tide pool"));
+    if (job.state == model::JobState::kPending && (j.pools & configured) == 0) {
+      b.skipped.push_back(StrCat("job ", j.key, ": may use none of tide's pools"));
       continue;
     }
     for (const auto& name : j.nodes) {

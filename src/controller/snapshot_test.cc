@@ -10,44 +10,31 @@ using testing::SlurmJob;
 using testing::SlurmNode;
 const Timestamp kNow = FromUnixSeconds(1'800'000'200);
 
-TEST(MapSlots, GivesEachNodeAStableIdAndPool) {
-  auto cfg = testing::TwoPools();
-  auto slots = MapSlots(cfg);
-  ASSERT_TRUE(slots.ok()) << slots.status();
-  ASSERT_EQ(slots->size(), 4u);
-  EXPECT_EQ((*slots)[2].node, "gpu3");
-  EXPECT_EQ((*slots)[2].pool, 1);
-  EXPECT_EQ((*slots)[2].id, 3);
-}
-
-TEST(MapSlots, RejectsANodeInTwoPoolsAndTooFewNodes) {
-  auto cfg = testing::TwoPools();
-  cfg.live.slurm.pool_nodes[1].second = "gpu[2-3]";
-  auto s = MapSlots(cfg);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(std::string(Message(s.status())).find("'gpu2' is already in pool 'ondemand'"), std::string::npos);
-  cfg = testing::TwoPools();
-  cfg.live.slurm.pool_nodes[0].second = "gpu1";
-  s = MapSlots(cfg);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(std::string(Message(s.status())).find("max_nodes"), std::string::npos);
-  cfg.live.slurm.pool_nodes[0].second = "gpu[1-";
-  EXPECT_FALSE(MapSlots(cfg).ok());
-}
-
+// The snapshot of what Slurm shows (through the Slurm backend's own
+// translation into tide's terms).
 struct World {
   config::Config cfg = testing::TwoPools();
-  std::vector<Slot> slots = *MapSlots(cfg);
+  backends::SlurmView view;
   backends::Observation obs;
   std::vector<providers::Instance> instances;
   std::vector<providers::Interruption> notices;
   Memory memory;
-  Built Build() { return BuildState(cfg, slots, obs, instances, notices, &memory, nullptr, kNow); }
+  Built Build() {
+    obs = backends::Translate(view, *backends::SlurmBackendOptionsFor(cfg));
+    return BuildSnapshot(cfg, obs, instances, notices, &memory, nullptr, kNow);
+  }
 };
 
-TEST(BuildState, NodesFollowTheLifeCycle) {
+// One Slurm job as the backend reports it.
+backends::ObservedJob Observed(const config::Config& cfg, const backends::SlurmJob& j) {
+  backends::SlurmView v;
+  v.jobs = {j};
+  return backends::Translate(v, *backends::SlurmBackendOptionsFor(cfg)).jobs[0];
+}
+
+TEST(BuildSnapshot, NodesFollowTheLifeCycle) {
   World w;
-  w.obs.nodes = {SlurmNode("gpu1", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned"),
+  w.view.nodes = {SlurmNode("gpu1", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned"),
                  SlurmNode("gpu2", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned"),
                  SlurmNode("gpu3", "idle", {"CLOUD", "DRAIN"}, 0, "tide: not provisioned"),
                  SlurmNode("gpu4", "mixed", {"CLOUD"}, 4)};
@@ -57,7 +44,7 @@ TEST(BuildState, NodesFollowTheLifeCycle) {
   w.notices = {{"i-4", "gpu4", kNow + Seconds(30)}};
   Built b = w.Build();
   ASSERT_EQ(b.state.nodes.size(), 3u);  // gpu1 has no instance: a free slot, not a node
-  EXPECT_EQ(b.free_slots[0], std::vector<size_t>{0});
+  EXPECT_EQ(b.free_names[0], 1);
   const auto& gpu2 = b.state.nodes[0];
   EXPECT_EQ(gpu2.name, "gpu2");
   EXPECT_EQ(gpu2.state, model::NodeState::kProvisioning);
@@ -71,9 +58,9 @@ TEST(BuildState, NodesFollowTheLifeCycle) {
   EXPECT_EQ(gpu4.interrupt_at, kNow + Seconds(30));
 }
 
-TEST(BuildState, IdleTimersStartAtTheFirstIdleObservation) {
+TEST(BuildSnapshot, IdleTimersStartAtTheFirstIdleObservation) {
   World w;
-  w.obs.nodes = {SlurmNode("gpu1", "idle", {"CLOUD"})};
+  w.view.nodes = {SlurmNode("gpu1", "idle", {"CLOUD"})};
   w.instances = {{"i-1", "gpu1", "ondemand", "k1", "running", kNow - Seconds(300)}};
   Built b = w.Build();
   EXPECT_EQ(b.state.nodes[0].idle_since, kNow);
@@ -81,15 +68,15 @@ TEST(BuildState, IdleTimersStartAtTheFirstIdleObservation) {
   b = w.Build();
   EXPECT_EQ(b.state.nodes[0].idle_since, kNow - Seconds(90));
   // A job on it (even before gres_used shows it) ends the idle time.
-  w.obs.jobs = {SlurmJob(5, "RUNNING", 8, {"gpu1"})};
+  w.view.jobs = {SlurmJob(5, "RUNNING", 8, {"gpu1"})};
   b = w.Build();
   EXPECT_EQ(b.state.nodes[0].idle_since, kInfiniteFuture);
   EXPECT_FALSE(w.memory.idle_since.count("gpu1"));
 }
 
-TEST(BuildState, JobsBecomeDemandOnlyWhenTheyWaitForCapacity) {
+TEST(BuildSnapshot, JobsBecomeDemandOnlyWhenTheyWaitForCapacity) {
   World w;
-  w.obs.nodes = {SlurmNode("gpu1", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned")};
+  w.view.nodes = {SlurmNode("gpu1", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned")};
   auto held = SlurmJob(2, "PENDING", 8);
   held.state_reason = "JobHeldUser";
   auto cpu = SlurmJob(3, "PENDING", 0);
@@ -101,7 +88,7 @@ TEST(BuildState, JobsBecomeDemandOnlyWhenTheyWaitForCapacity) {
   auto gang = SlurmJob(7, "PENDING", 8);
   gang.node_count = 3;
   gang.gpus = 24;
-  w.obs.jobs = {SlurmJob(1, "PENDING", 4), held, cpu, other, high, prot, gang};
+  w.view.jobs = {SlurmJob(1, "PENDING", 4), held, cpu, other, high, prot, gang};
   Built b = w.Build();
   std::vector<int64_t> ids;
   for (const auto& j : b.state.jobs) ids.push_back(j.id);
@@ -113,39 +100,41 @@ TEST(BuildState, JobsBecomeDemandOnlyWhenTheyWaitForCapacity) {
   EXPECT_EQ(b.state.jobs[3].spec.gpus_per_worker, 8);
 }
 
-TEST(BuildState, ClassesComeFromPartitionRules) {
+TEST(BuildSnapshot, ClassesComeFromPartitionRules) {
   auto cfg = testing::TwoPools();
   auto j = SlurmJob(1, "PENDING", 8, {}, "high");
-  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "high");
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, Observed(cfg, j))].name, "high");
   j.partition = "gpu";
-  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "normal");
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, Observed(cfg, j))].name, "normal");
   cfg.cluster.priority_classes[2].protect = true;
   cfg.live.jobs.classes.push_back({{{"qos", "scavenger"}}, "low", "test.yaml: live.jobs.classes[1]"});
   j.qos = "scavenger";
-  EXPECT_TRUE(IsProtected(cfg, j));
+  EXPECT_TRUE(IsProtected(cfg, Observed(cfg, j)));
 }
 
-TEST(BuildState, ClassRuleMatchesWhenEveryPairMatches) {
+TEST(BuildSnapshot, ClassRuleMatchesWhenEveryPairMatches) {
   auto cfg = testing::TwoPools();
   cfg.live.jobs.classes = {{{{"partition", "gpu"}, {"qos", "scavenger"}}, "low", "t.yaml: live.jobs.classes[0]"},
                            {{{"account", "ml"}}, "high", "t.yaml: live.jobs.classes[1]"}};
   auto j = SlurmJob(1, "PENDING", 8, {}, "gpu");
-  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "normal");  // qos differs
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, Observed(cfg, j))].name, "normal");  // qos differs
   j.qos = "scavenger";
-  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "low");
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, Observed(cfg, j))].name, "low");
   j.partition = "high";
-  // Only partition and QOS are read here: a rule on another attribute never matches.
-  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, j)].name, "normal");
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, Observed(cfg, j))].name, "normal");
+  // Any attribute the backend reports may be matched: Slurm's account too.
+  j.account = "ml";
+  EXPECT_EQ(cfg.cluster.priority_classes[ClassOf(cfg, Observed(cfg, j))].name, "high");
 }
 
-TEST(BuildState, ProtectMarkerInTheComment) {
+TEST(BuildSnapshot, ProtectMarkerInTheComment) {
   auto cfg = testing::TwoPools();
   auto j = SlurmJob(1, "RUNNING", 8, {"gpu1"}, "gpu");
-  EXPECT_FALSE(IsProtected(cfg, j));
+  EXPECT_FALSE(IsProtected(cfg, Observed(cfg, j)));
   j.comment = "run 7 tide:protected";
-  EXPECT_TRUE(IsProtected(cfg, j));
+  EXPECT_TRUE(IsProtected(cfg, Observed(cfg, j)));
   cfg.live.jobs.protect_marker = "keep";
-  EXPECT_FALSE(IsProtected(cfg, j));
+  EXPECT_FALSE(IsProtected(cfg, Observed(cfg, j)));
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/slurm/slurm.h"
 #include "backends/slurm/slurm.h"
 #include "core/status.h"
 #include "core/strings.h"

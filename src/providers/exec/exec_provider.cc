@@ -126,7 +126,7 @@ Result<Instance> ExecProvider::Create(const CreateRequest& request, Timestamp no
   const json input = {{"pool", request.pool},
                       {"node", request.node},
                       {"instance_type", request.instance_type},
-                      {"tier", request.tier},
+                      {"tier", std::string(model::TierName(request.tier))},
                       {"region", request.region},
                       {"idempotency_key", request.idempotency_key}};
   TIDE_ASSIGN_OR_RETURN(json reply, RunJson(runner_, argv, input, options_.timeout));

@@ -47,7 +47,7 @@ CreateRequest Request() {
   r.pool = "spot-a100";
   r.node = "gpu7";
   r.instance_type = "p4d.24xlarge";
-  r.tier = "spot";
+  r.tier = model::Tier::kSpot;
   r.region = "us-east-1";
   r.idempotency_key = "create-gpu7-1767571200-1";
   return r;

@@ -79,7 +79,7 @@ CreateRequest Request(std::string node, std::string key) {
   r.pool = "spot-a100";
   r.node = std::move(node);
   r.instance_type = "a100x8";
-  r.tier = "spot";
+  r.tier = model::Tier::kSpot;
   r.region = "local";
   r.idempotency_key = std::move(key);
   return r;
