@@ -49,7 +49,7 @@ Controller::Controller(const config::Config& config, autoscale::Autoscaler autos
       options_(options),
       log_(std::move(log)),
       journal_(&config_, store),
-      listener_(&memory_, log_, options_.fault),
+      listener_(&memory_, store, log_, options_.fault),
       applier_(&config_.cluster,
                apply::ApplyOptions{.checkpoint_grace = config.live.jobs.checkpoint_grace},
                manager, provider, &journal_, &listener_) {}
@@ -232,6 +232,9 @@ LoopReport Controller::RunLoop(Timestamp now) {
     for (const auto& p : pending) memory_.stopping.emplace(p.job, p.signalled);
   }
   CountInterruptions(obs, now);
+  std::set<std::string> noticed;
+  for (const auto& i : interruptions) noticed.insert(i.node);
+  listener_.set_noticed(std::move(noticed));
   Built built = BuildSnapshot(config_, obs, instances, interruptions, &memory_,
                               prometheus_ != nullptr ? &history_ : nullptr, now);
   FeedMetrics(obs, built, now);

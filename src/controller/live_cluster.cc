@@ -87,7 +87,13 @@ void LiveListener::StopFinished(const apply::PendingStop& stop, std::string_view
   if (outcome == "requeued" || outcome == "cancelled") memory_->requeued_by_tide.insert(stop.job);
 }
 
-void LiveListener::GaveBack(const std::string& node, Timestamp now) { memory_->idle_since.erase(node); }
+void LiveListener::GaveBack(const std::string& node, Timestamp now) {
+  memory_->idle_since.erase(node);
+  if (noticed_.count(node) && store_ != nullptr) {
+    Status s = store_->AddCounter("spot_interruptions", 1);
+    if (!s.ok()) log_(StrCat("error: store: ", Message(s)));
+  }
+}
 
 void LiveListener::Bottleneck(model::JobId job, const std::string& key) {
   if (!key.empty()) memory_->bottlenecks.insert(key);

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,11 @@ class LiveListener final : public apply::Listener {
   // `fault`: "kill-after-create" makes the process SIGKILL itself after a
   // provider create returned and before the journal recorded it (the
   // crash-recovery test's worst moment).
-  LiveListener(Memory* memory, LogFn log, std::string fault)
-      : memory_(memory), log_(std::move(log)), fault_(std::move(fault)) {}
+  LiveListener(Memory* memory, Store* store, LogFn log, std::string fault)
+      : memory_(memory), store_(store), log_(std::move(log)), fault_(std::move(fault)) {}
+  // The nodes under an interruption notice this loop: one given back while
+  // under notice counts as a spot interruption, as in the simulator.
+  void set_noticed(std::set<std::string> nodes) { noticed_ = std::move(nodes); }
   void Log(std::string_view line) override { log_(std::string(line)); }
   void CreateFailed(int pool, const Status& s, Timestamp now) override;
   void Created(int pool, const std::string& node, const std::string& key, Timestamp now) override;
@@ -71,8 +75,10 @@ class LiveListener final : public apply::Listener {
 
  private:
   Memory* memory_;
+  Store* store_;
   LogFn log_;
   std::string fault_;
+  std::set<std::string> noticed_;
 };
 
 // The life cycles above, on the fresh observation `obs` the snapshot

@@ -26,7 +26,7 @@ struct Rig {
   std::vector<std::string> log;
   LogFn log_fn = [this](const std::string& l) { log.push_back(l); };
   StoreJournal journal{&cfg, store.get()};
-  LiveListener listener{&memory, log_fn, ""};
+  LiveListener listener{&memory, store.get(), log_fn, ""};
   apply::Applier applier{&cfg.cluster, apply::ApplyOptions{.checkpoint_grace = cfg.live.jobs.checkpoint_grace},
                          backend.get(), &provider, &journal, &listener};
   apply::ApplyStats stats;
