@@ -3,8 +3,8 @@
 // pass with consolidation on, and the simulator's event queue.
 //
 //   build/release/bench/decision_bench --benchmark_filter=RunOnce
-//   build/release/bench/decision_bench --benchmark_repetitions=20 \
-//       --benchmark_report_aggregates_only=true   (docs/performance.md's table)
+//   build/release/bench/decision_bench --benchmark_repetitions=20
+//       --benchmark_report_aggregates_only=true   (one command: docs/performance.md's table)
 #include <algorithm>
 #include <vector>
 

@@ -119,7 +119,7 @@ class InvariantChecker final : public sim::SimObserver {
         ASSERT_TRUE(nodes.contains(sh.node)) << j.spec.name << " on a node that is gone";
         const model::Node& n = *nodes.at(sh.node);
         EXPECT_LE(j.spec.gpus_per_worker, n.gpus);
-        if (j.state == JobState::kRunning) EXPECT_EQ(n.state, NodeState::kReady) << j.spec.name;
+        if (j.state == JobState::kRunning) { EXPECT_EQ(n.state, NodeState::kReady) << j.spec.name; }
         used[sh.node] += sh.workers * j.spec.gpus_per_worker;
         workers += sh.workers;
       }
@@ -229,7 +229,7 @@ TEST_P(PropertyTest, InvariantsHoldOnRandomWorkloads) {
     EXPECT_LE(res.gpu_hours_busy, res.cost.gpu_hours_paid + 1e-9);
     ExpectCostFullyAttributed(res);
   }
-  if (GetParam().rfind("fixed", 0) != 0) EXPECT_GT(buys, 0);
+  if (GetParam().rfind("fixed", 0) != 0) { EXPECT_GT(buys, 0); }
 }
 
 TEST_P(PropertyTest, SameSeedSameBytes) {

@@ -64,6 +64,12 @@ struct Rig {
   std::vector<std::string> Actions() const { return slurm.Actions(); }
 };
 
+autoscale::ScalingPlan Plan(std::vector<autoscale::Action> actions) {
+  autoscale::ScalingPlan p;
+  p.actions = std::move(actions);
+  return p;
+}
+
 autoscale::Action ScaleUp(int pool, int count) {
   autoscale::Action a;
   a.kind = autoscale::ActionKind::kScaleUp;
@@ -89,7 +95,7 @@ TEST(LiveCluster, RecordsACreateBeforeCallingTheProvider) {
     auto a = r.store->GetAction(req.idempotency_key);
     recorded = a.ok() && a->has_value() && (*a)->state == "pending";
   };
-  r.Apply({{ScaleUp(1, 2)}});
+  r.Apply(Plan({ScaleUp(1, 2)}));
   EXPECT_TRUE(recorded);
   EXPECT_EQ(r.stats.creates, 2);
   auto inst = *r.store->Instances(false);
@@ -101,7 +107,7 @@ TEST(LiveCluster, RecordsACreateBeforeCallingTheProvider) {
 
 TEST(LiveCluster, NeverBuysMoreThanThePoolHasNamesAndNotTwiceInOnePlan) {
   Rig r;
-  r.Apply({{ScaleUp(0, 1), ScaleUp(0, 5)}});
+  r.Apply(Plan({ScaleUp(0, 1), ScaleUp(0, 5)}));
   EXPECT_EQ(r.stats.creates, 2);
   ASSERT_EQ(r.provider.instances.size(), 2u);
   EXPECT_EQ(r.provider.instances[0].node, "gpu1");
@@ -111,7 +117,7 @@ TEST(LiveCluster, NeverBuysMoreThanThePoolHasNamesAndNotTwiceInOnePlan) {
 TEST(LiveCluster, AFailedCreateMarksThePoolAndBuysNothing) {
   Rig r;
   r.provider.next_error = absl::UnavailableError("no capacity");
-  r.Apply({{ScaleUp(1, 1)}});
+  r.Apply(Plan({ScaleUp(1, 1)}));
   EXPECT_EQ(r.stats.creates, 0);
   EXPECT_EQ(r.stats.errors, 1);
   EXPECT_TRUE(r.memory.pool_unavailable.count(1));
@@ -140,9 +146,9 @@ TEST(LiveCluster, ReconcileAdoptsOrAbandonsWhatWasInFlight) {
 
 TEST(LiveCluster, ReleaseCordonsFirstAndDeletesOnlyWhenEmpty) {
   Rig r;
-  r.Apply({{ScaleUp(0, 1)}});
+  r.Apply(Plan({ScaleUp(0, 1)}));
   r.slurm.view.nodes[0] = SlurmNode("gpu1", "idle", {"CLOUD"});
-  r.Apply({{Release(1, "idle for 10m")}});
+  r.Apply(Plan({Release(1, "idle for 10m")}));
   EXPECT_EQ(r.Actions(), std::vector<std::string>{"drain gpu1 tide: releasing: idle for 10m"});
   EXPECT_EQ(r.provider.instances.size(), 1u);
   // Next loop: a job landed before the drain took effect: not deleted.
@@ -161,10 +167,10 @@ TEST(LiveCluster, ReleaseCordonsFirstAndDeletesOnlyWhenEmpty) {
 // boots: its slurmd has not joined, so it is cordoned and given back at once.
 TEST(LiveCluster, ANodeReleasedWhileBootingIsGivenBackAtOnce) {
   Rig r;
-  r.Apply({{ScaleUp(0, 1)}});
+  r.Apply(Plan({ScaleUp(0, 1)}));
   r.slurm.view.nodes[0] =
       SlurmNode("gpu1", "idle", {"CLOUD", "POWERING_UP", "DRAIN"}, 0, "tide: not provisioned");
-  r.Apply({{Release(1, "1 booting node no job waits for (boot_hedge)")}}, kNow + Seconds(30));
+  r.Apply(Plan({Release(1, "1 booting node no job waits for (boot_hedge)")}), kNow + Seconds(30));
   EXPECT_EQ(r.Actions(), (std::vector<std::string>{
                              "drain gpu1 tide: releasing: 1 booting node no job waits for (boot_hedge)",
                              "power_down gpu1"}));
@@ -178,9 +184,9 @@ TEST(LiveCluster, ANodeReleasedWhileBootingIsGivenBackAtOnce) {
 // empty (a job may have landed on it in between).
 TEST(LiveCluster, ANodeThatHasJoinedIsCordonedBeforeItIsGivenBack) {
   Rig r;
-  r.Apply({{ScaleUp(0, 1)}});
+  r.Apply(Plan({ScaleUp(0, 1)}));
   r.slurm.view.nodes[0] = SlurmNode("gpu1", "idle", {"CLOUD", "DRAIN"}, 0, "");
-  r.Apply({{Release(1, "idle")}}, kNow + Seconds(30));
+  r.Apply(Plan({Release(1, "idle")}), kNow + Seconds(30));
   EXPECT_EQ(r.provider.instances.size(), 1u);
   EXPECT_EQ((*r.store->InstanceByNode("gpu1"))->state, "releasing");
 }
@@ -189,7 +195,7 @@ TEST(LiveCluster, ANodeThatHasJoinedIsCordonedBeforeItIsGivenBack) {
 // is never given back while it boots.
 TEST(LiveCluster, ABootingNodeNotReleasedIsKept) {
   Rig r;
-  r.Apply({{ScaleUp(0, 1)}});
+  r.Apply(Plan({ScaleUp(0, 1)}));
   r.slurm.view.nodes[0] =
       SlurmNode("gpu1", "idle", {"CLOUD", "POWERING_UP", "DRAIN"}, 0, "tide: not provisioned");
   r.Advance(kNow + Seconds(40));
@@ -200,7 +206,7 @@ TEST(LiveCluster, ABootingNodeNotReleasedIsKept) {
 TEST(LiveCluster, RefusesToReleaseWhatItDidNotBuyOrWhatRuns) {
   Rig r;
   r.slurm.view.nodes[0] = SlurmNode("gpu1", "idle", {});  // a static node: no instance
-  r.Apply({{Release(1, "idle")}});
+  r.Apply(Plan({Release(1, "idle")}));
   EXPECT_EQ(r.stats.refused, 1);
   EXPECT_TRUE(r.Actions().empty());
   // A node tide bought that runs a job is not released either.
@@ -208,7 +214,7 @@ TEST(LiveCluster, RefusesToReleaseWhatItDidNotBuyOrWhatRuns) {
   ASSERT_TRUE(r.Reconcile(kNow).ok());
   r.slurm.view.nodes[1] = SlurmNode("gpu2", "mixed", {"CLOUD"}, 8);
   r.slurm.view.jobs = {SlurmJob(7, "RUNNING", 8, {"gpu2"})};
-  r.Apply({{Release(2, "idle")}});
+  r.Apply(Plan({Release(2, "idle")}));
   EXPECT_EQ(r.stats.refused, 2);
   EXPECT_TRUE(r.Actions().empty());
 }
@@ -226,12 +232,12 @@ TEST(LiveCluster, StopsJobsWithASignalThenRequeuesAfterTheGrace) {
   stop.kind = autoscale::ActionKind::kPreempt;
   stop.jobs = {7, 8};
   stop.reason = "for job 9";
-  r.Apply({{stop}});
+  r.Apply(Plan({stop}));
   EXPECT_EQ(r.Actions(), std::vector<std::string>{"signal 7 USR1"});
   EXPECT_EQ(r.stats.refused, 1);
   EXPECT_EQ(r.memory.disruptions.size(), 1u);  // one node disrupted, counted when the stop began
   // Deciding the same again does not signal twice.
-  r.Apply({{stop}}, kNow + Seconds(5));
+  r.Apply(Plan({stop}), kNow + Seconds(5));
   EXPECT_EQ(r.Actions().size(), 1u);
   r.Advance(kNow + Seconds(29));
   EXPECT_EQ(r.Actions().size(), 1u);
@@ -258,7 +264,7 @@ TEST(LiveCluster, ConsolidatesOnlyOffANodeItIsReleasing) {
     move.nodes = {node};
     move.jobs = {job};
     move.reason = "fits on another node";
-    return autoscale::ScalingPlan{{drain, move}, {}};
+    return Plan({drain, move});
   };
   r.Apply(plan_for(2, 8));
   EXPECT_TRUE(r.Actions().empty());  // neither cordoned nor stopped
@@ -270,7 +276,7 @@ TEST(LiveCluster, ConsolidatesOnlyOffANodeItIsReleasing) {
 
 TEST(LiveCluster, ProvisionedNodesAreOpenedOnceTheyJoin) {
   Rig r;
-  r.Apply({{ScaleUp(0, 1)}});
+  r.Apply(Plan({ScaleUp(0, 1)}));
   // slurmd's registration with -b clears the reason and keeps the drain.
   r.slurm.view.nodes[0] = SlurmNode("gpu1", "idle", {"CLOUD", "DRAIN"}, 0, "");
   EXPECT_EQ(r.Build().state.nodes[0].state, model::NodeState::kProvisioning);
@@ -304,7 +310,7 @@ TEST(LiveCluster, RemembersIdleReclaimsForTheSnapshot) {
   reclaim.kind = autoscale::ActionKind::kReclaim;
   reclaim.jobs = {7};
   reclaim.reason = "idle";
-  r.Apply({{reclaim}});
+  r.Apply(Plan({reclaim}));
   EXPECT_EQ(r.Actions(), std::vector<std::string>{"signal 7 USR1"});
   EXPECT_EQ(r.Build().state.jobs[0].reclaims, 1);
 }

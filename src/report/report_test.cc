@@ -54,7 +54,14 @@ TEST(ReportTest, TableAndJsonCarryTheSameFigures) {
   r.jobs_total = 10;
   r.jobs_started = 9;
   r.jobs_unstarted = 1;
-  RunInfo info{"c.yaml", "native:t.csv", 10, 75.0, 24, 6.5, 3};
+  RunInfo info;
+  info.config = "c.yaml";
+  info.trace = "native:t.csv";
+  info.jobs = 10;
+  info.gpu_hours = 75.0;
+  info.peak_demand_gpus = 24;
+  info.mean_demand_gpus = 6.5;
+  info.seed = 3;
   const std::string table = FormatTable(info, spec, {r});
   EXPECT_THAT(table, HasSubstr("1,235"));
   EXPECT_THAT(table, HasSubstr("65.0%"));
@@ -75,7 +82,14 @@ TEST(ReportTest, LowerBoundRowsOnlyWhenAsked) {
   sim::PolicyResult r;
   r.name = "tide";
   r.cost.total = 1140;
-  RunInfo info{"c.yaml", "native:t.csv", 10, 75.0, 24, 6.5, 3};
+  RunInfo info;
+  info.config = "c.yaml";
+  info.trace = "native:t.csv";
+  info.jobs = 10;
+  info.gpu_hours = 75.0;
+  info.peak_demand_gpus = 24;
+  info.mean_demand_gpus = 6.5;
+  info.seed = 3;
   EXPECT_THAT(FormatTable(info, spec, {r}), ::testing::Not(HasSubstr("lower bound")));
   EXPECT_FALSE(nlohmann::json::parse(FormatJson(info, spec, {r})).contains("lower_bound"));
 

@@ -211,7 +211,7 @@ TEST(CapacitySnapshotTest, ResetAbsentAnswersAsANewSnapshot) {
       for (int p = 0; p < 3; ++p) ASSERT_EQ(reused.pool_free(p), fresh.pool_free(p));
       for (int slot = 0; slot < fresh.size(); ++slot) {
         ASSERT_EQ(reused.absent(slot), fresh.absent(slot)) << "slot " << slot;
-        if (!fresh.absent(slot)) ASSERT_EQ(reused.free(slot), fresh.free(slot)) << "slot " << slot;
+        if (!fresh.absent(slot)) { ASSERT_EQ(reused.free(slot), fresh.free(slot)) << "slot " << slot; }
       }
       for (PoolMask pools = 1; pools < 8; ++pools) {
         for (int g = 1; g <= 8; ++g) ASSERT_EQ(reused.Slots(pools, g), fresh.Slots(pools, g));

@@ -169,7 +169,7 @@ TEST_F(OpenbTest, GpuMilliRoundsUpToSliceUnits) {
   for (const Case& c : cases) {
     std::string profile;
     EXPECT_EQ(OpenbSliceUnits(c.milli, *c.mig, &profile), c.want) << c.name;
-    if (c.want > 0) EXPECT_EQ(profile, c.profile) << c.name;
+    if (c.want > 0) { EXPECT_EQ(profile, c.profile) << c.name; }
   }
 }
 

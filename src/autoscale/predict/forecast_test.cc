@@ -83,7 +83,7 @@ TEST_F(ExpectedTest, CountsBeforeEachArrivalGiveTheSameForecast) {
     const auto got = Forecast(o, Seconds(60)).Expected(counted, t, horizon, &days_);
     ASSERT_EQ(got.has_value(), want.has_value()) << "trial " << trial;
     EXPECT_EQ(days_, want_days);
-    if (want) EXPECT_EQ(*got, *want) << "trial " << trial;  // the same sums, to the bit
+    if (want) { EXPECT_EQ(*got, *want) << "trial " << trial; }  // the same sums, to the bit
   }
 }
 
@@ -118,7 +118,7 @@ TEST_F(ExpectedTest, StartsKeptFromTheLastCallGiveTheSameForecast) {
     const auto got = f.Expected(counted, t, horizon, &got_days, &starts);
     ASSERT_EQ(got.has_value(), want.has_value()) << "call " << call;
     ASSERT_EQ(got_days, want_days) << "call " << call;
-    if (want) ASSERT_EQ(*got, *want) << "call " << call;
+    if (want) { ASSERT_EQ(*got, *want) << "call " << call; }
     t += Seconds(rng.UniformInt(0, 600));
   }
 }

@@ -298,7 +298,9 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
       if (!kept_idle && (n.state != NodeState::kReady || n.idle() || !n.slice_free.empty())) continue;  // MIG: not yet
       if (leaving(n)) continue;
       index[n.id] = g.views.size();
-      g.views.push_back({&n, {}, n.free_gpus, Duration{0}});
+      NodeView& v = g.views.emplace_back();
+      v.node = &n;
+      v.free = n.free_gpus;
     }
     std::vector<size_t> on;  // the views a job has workers on; allocations are a few shares
     for (const model::Job* jp : ctx->active()) {

@@ -300,7 +300,7 @@ void ScaleUp::Evaluate(PassContext* ctx, ScalingPlan* plan, std::vector<bool>* b
     ctx->live[pool] += o.nodes;
     if (o.nodes == 0) {
       // The jobs ride on nodes an earlier round bought; nothing new to buy.
-      for (auto id : served) plan->covered.push_back({id, {}});
+      for (auto id : served) plan->covered.emplace_back().job = id;
     } else {
       const model::NodePool& p = spec.pools[pool];
       Action a;
