@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   validate->add_option("config", validate_config, "Configuration (YAML)")->required()->check(CLI::ExistingFile);
 
   tide::cli::RunArgs run;
-  auto* run_cmd = app.add_subcommand("run", "Run the live controller over a Slurm cluster (docs/live.md)");
+  auto* run_cmd = app.add_subcommand("run", "Run the live controller over a workload manager (Slurm; docs/live.md)");
   run_cmd->add_option("--config,-c", run.config, "Cluster configuration with a `live:` section")
       ->required()
       ->check(CLI::ExistingFile);
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   interrupt_cmd->add_option("--config,-c", interrupt.config, "The configuration `tide run` uses")
       ->required()
       ->check(CLI::ExistingFile);
-  interrupt_cmd->add_option("node", interrupt.node, "Slurm node name")->required();
+  interrupt_cmd->add_option("node", interrupt.node, "The node's name in the workload manager")->required();
   interrupt_cmd->add_option("--notice", interrupt.notice, "Time between the notice and the kill")
       ->capture_default_str();
 

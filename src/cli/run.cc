@@ -1,4 +1,4 @@
-// `tide run`: the live controller over Slurm (docs/live.md), and
+// `tide run`: the live controller over a workload manager (docs/live.md), and
 // `tide local interrupt`, which injects a spot interruption into the local
 // provider of a running `tide run`.
 #include <signal.h>
@@ -68,7 +68,7 @@ class Source final : public controller::StatusSource {
         return absl::FailedPreconditionError("interruption injection is for the local provider only");
       }
       auto node = params.find("node");
-      if (node == params.end() || node->second.empty()) return absl::InvalidArgumentError("give node=<slurm node>");
+      if (node == params.end() || node->second.empty()) return absl::InvalidArgumentError("give node=<node name>");
       Duration notice = Seconds(30);
       if (auto n = params.find("notice"); n != params.end()) {
         auto d = ParseDuration(n->second);

@@ -405,7 +405,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
                        {"draining", by_state[p][2]},
                        {"free_slots", built->free_names[p]}});
     }
-    m.Gauge("tide_pending_jobs", "Jobs waiting for GPUs in tide's partitions.", {}, r.pending_jobs);
+    m.Gauge("tide_pending_jobs", "Jobs waiting for GPUs on tide's pools.", {}, r.pending_jobs);
     m.Gauge("tide_pending_gpus", "GPUs asked for by pending jobs.", {}, r.pending_gpus);
   }
   for (const auto& [key, n] : decisions_) {
