@@ -1,8 +1,10 @@
 // SystemCommandRunner: fork + execvpe with three pipes, driven by poll so a
 // child that fills its stdout while we are still writing its stdin cannot
-// deadlock us.
+// deadlock us. DetachedProcess: a double fork, the grandchild held on a pipe
+// until Release. The /proc readers that tell a process from a later one with
+// the same pid.
 //
-// Decisions the header leaves open:
+// Decisions the header leaves open (SystemCommandRunner):
 // - A program that cannot be started (not on PATH, not executable) is
 //   Unavailable naming the command and errno's text, not exit status 127:
 //   the exec error travels back over a close-on-exec pipe, so "could not
@@ -13,8 +15,10 @@
 #include "core/process.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,8 +27,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "core/strings.h"
 
@@ -168,8 +176,8 @@ int MillisLeft(SteadyClock::time_point deadline) {
 }
 
 void KillGroup(pid_t pid) {
-  kill(-pid, SIGKILL);
-  kill(pid, SIGKILL);  // in case setpgid had not happened yet
+  SignalProcessGroup(pid, SIGKILL);
+  kill(pid, SIGKILL);  // in case setpgid had not happened yet (our child: its pid is not reused)
 }
 
 pid_t WaitBlocking(pid_t pid, int* status) {
@@ -312,6 +320,249 @@ std::string FormatArgv(const std::vector<std::string>& argv) {
     out += '\'';
   }
   return out;
+}
+
+// ---- /proc -----------------------------------------------------------------
+
+std::optional<ProcStat> ReadProcStat(int64_t pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in(StrCat("/proc/", pid, "/stat"));
+  std::string text;
+  if (!in || !std::getline(in, text)) return std::nullopt;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+  const size_t close_paren = text.rfind(')');
+  if (close_paren == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close_paren + 1));
+  ProcStat st;
+  std::string field;
+  rest >> st.state;  // field 3
+  for (int f = 4; f < 22 && rest >> field; ++f) {
+  }
+  if (!(rest >> st.start_time)) return std::nullopt;  // field 22
+  return st;
+}
+
+bool IsRunning(const ProcessId& id) {
+  const std::optional<ProcStat> st = ReadProcStat(id.pid);
+  return st.has_value() && st->start_time == id.start_time && st->state != 'Z' && st->state != 'X';
+}
+
+bool SignalProcess(const ProcessId& id, int signal) {
+  return IsRunning(id) && kill(static_cast<pid_t>(id.pid), signal) == 0;
+}
+
+bool SignalProcessGroup(int64_t pgid, int signal) {
+  if (pgid <= 1) return false;  // kill(0) is our own group, kill(-1) every process we may signal
+  return kill(static_cast<pid_t>(-pgid), signal) == 0;
+}
+
+bool WaitUntilGone(const ProcessId& id, Duration limit) {
+  const auto deadline = SteadyClock::now() + limit;
+  for (;;) {
+    if (!IsRunning(id)) return true;
+    if (SteadyClock::now() >= deadline) return false;
+    const timespec pause{0, 20 * 1000 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+std::string ProcessExecutable(int64_t pid) {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink(StrCat("/proc/", pid, "/exe").c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string exe(buf, static_cast<size_t>(n));
+  constexpr std::string_view kDeleted = " (deleted)";  // the binary was replaced since
+  if (exe.ends_with(kDeleted)) exe.resize(exe.size() - kDeleted.size());
+  return exe;
+}
+
+std::string FindExecutable(const std::string& program) {
+  auto executable = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (program.empty()) return "";
+  if (program.find('/') != std::string::npos) return executable(program) ? program : "";
+  const char* path_env = std::getenv("PATH");
+  const std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  for (std::string_view dir : Split(path, ':', /*skip_empty=*/true)) {
+    std::string candidate = StrCat(dir, "/", program);
+    if (executable(candidate)) return candidate;
+  }
+  return "";
+}
+
+// ---- DetachedProcess -------------------------------------------------------
+
+namespace {
+
+// Async-signal-safe: decimal digits of `v` into `buf`, returns the length.
+size_t FormatUnsigned(unsigned v, char* buf) {
+  char tmp[16];
+  size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0 && n < sizeof tmp);
+  for (size_t i = 0; i < n; ++i) buf[i] = tmp[n - 1 - i];
+  return n;
+}
+
+// Async-signal-safe; gives up on a hard error.
+void WriteAll(int fd, const char* s, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// The grandchild, between fork and exec (async-signal-safe calls only):
+// waits for the go byte, sleeps the delay, execs.
+[[noreturn]] void RunDetached(int null_fd, int out_fd, int go_r, const char* exe, char* const* argv,
+                              time_t delay_s) {
+  setpgid(0, 0);  // its own group: the caller kills the group
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+  }
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  dup2(null_fd, STDIN_FILENO);
+  dup2(out_fd, STDOUT_FILENO);
+  dup2(out_fd, STDERR_FILENO);
+  char go = 0;
+  ssize_t r;
+  do {
+    r = read(go_r, &go, 1);
+  } while (r < 0 && errno == EINTR);
+  if (r != 1) _exit(0);  // the caller could not record us: we never existed
+  close_range(3, ~0U, 0);
+  timespec left{delay_s, 0};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+  execv(exe, argv);
+  const int e = errno;
+  char num[16];
+  const size_t n = FormatUnsigned(static_cast<unsigned>(e), num);
+  static constexpr char kPrefix[] = "tide: exec ";
+  static constexpr char kFailed[] = " failed, errno ";
+  WriteAll(STDERR_FILENO, kPrefix, sizeof kPrefix - 1);
+  WriteAll(STDERR_FILENO, exe, strlen(exe));
+  WriteAll(STDERR_FILENO, kFailed, sizeof kFailed - 1);
+  WriteAll(STDERR_FILENO, num, n);
+  WriteAll(STDERR_FILENO, "\n", 1);
+  _exit(127);
+}
+
+// The descriptors of one Start, closed whatever path it leaves by.
+struct StartFds {
+  int null_fd = -1, log_fd = -1;
+  int pid_r = -1, pid_w = -1;  // the grandchild's pid, from the intermediate child
+  int go_r = -1, go_w = -1;    // the go byte, to the grandchild
+  ~StartFds() {
+    for (int* fd : {&null_fd, &log_fd, &pid_r, &pid_w, &go_r, &go_w}) CloseFd(fd);
+  }
+};
+
+}  // namespace
+
+Result<DetachedProcess> DetachedProcess::Start(const DetachedOptions& options) {
+  if (options.argv.empty()) return absl::InvalidArgumentError("start a detached process: empty argv");
+  const std::string command = FormatArgv(options.argv);
+  std::string exe = FindExecutable(options.argv[0]);
+  if (exe.empty()) return absl::NotFoundError(StrCat(options.argv[0], " is not an executable file"));
+
+  // Everything the children need, allocated before fork.
+  std::vector<std::string> args = options.argv;
+  std::vector<char*> c_argv = CPointers(args);
+  const time_t delay_s = static_cast<time_t>(std::max<int64_t>(0, options.start_delay.count()));
+
+  StartFds fds;
+  fds.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fds.null_fd < 0) return absl::UnavailableError(StrCat("cannot open /dev/null: ", std::strerror(errno)));
+  if (!options.log_path.empty()) {
+    fds.log_fd = open(options.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fds.log_fd < 0) {
+      return absl::UnavailableError(StrCat("cannot open log ", options.log_path, ": ", std::strerror(errno)));
+    }
+  }
+  const int child_out = fds.log_fd >= 0 ? fds.log_fd : fds.null_fd;
+  for (auto [r, w] : {std::pair{&fds.pid_r, &fds.pid_w}, {&fds.go_r, &fds.go_w}}) {
+    if (Status s = MakePipe(r, w); !s.ok()) return absl::UnavailableError(StrCat(command, ": ", Message(s)));
+  }
+
+  // Double fork: the intermediate child starts a new session and exits, so
+  // the grandchild is no child of ours (it outlives us and init reaps it).
+  const pid_t middle = fork();
+  if (middle < 0) return absl::UnavailableError(StrCat(command, ": fork: ", std::strerror(errno)));
+  if (middle == 0) {
+    setsid();
+    const pid_t grandchild = _Fork();
+    if (grandchild == 0) {
+      close(fds.pid_w);
+      close(fds.go_w);  // else a dead caller would never look like one
+      RunDetached(fds.null_fd, child_out, fds.go_r, exe.c_str(), c_argv.data(), delay_s);
+    }
+    // Both sides set the group, so that it is there when Start returns.
+    if (grandchild > 0) setpgid(grandchild, grandchild);
+    WriteAll(fds.pid_w, reinterpret_cast<const char*>(&grandchild), sizeof grandchild);
+    _exit(grandchild > 0 ? 0 : 1);
+  }
+
+  CloseFd(&fds.pid_w);
+  CloseFd(&fds.go_r);
+  int status;
+  WaitBlocking(middle, &status);
+  pid_t pid = -1;
+  ssize_t got;
+  do {
+    got = read(fds.pid_r, &pid, sizeof pid);
+  } while (got < 0 && errno == EINTR);
+  if (got != static_cast<ssize_t>(sizeof pid) || pid <= 0) {
+    return absl::UnavailableError(StrCat(command, ": could not start it"));
+  }
+  // The grandchild waits on the go pipe (closing it, as returning here does,
+  // ends it), so it is there to be read.
+  const std::optional<ProcStat> st = ReadProcStat(pid);
+  if (!st.has_value()) {
+    kill(pid, SIGKILL);
+    return absl::UnavailableError(StrCat(command, ": cannot read /proc/", pid, "/stat"));
+  }
+  DetachedProcess out(ProcessId{pid, st->start_time}, fds.go_w);
+  fds.go_w = -1;
+  return out;
+}
+
+DetachedProcess::DetachedProcess(DetachedProcess&& other) noexcept
+    : id_(other.id_), go_fd_(std::exchange(other.go_fd_, -1)) {}
+
+DetachedProcess& DetachedProcess::operator=(DetachedProcess&& other) noexcept {
+  if (this != &other) {
+    Abandon();
+    id_ = other.id_;
+    go_fd_ = std::exchange(other.go_fd_, -1);
+  }
+  return *this;
+}
+
+DetachedProcess::~DetachedProcess() { Abandon(); }
+
+void DetachedProcess::Abandon() { CloseFd(&go_fd_); }
+
+Status DetachedProcess::Release() {
+  if (go_fd_ < 0) return absl::FailedPreconditionError(StrCat("process ", id_.pid, ": already released"));
+  const char go = 'g';
+  ssize_t w;
+  do {
+    w = WriteNoSigpipe(go_fd_, &go, 1);
+  } while (w < 0 && errno == EINTR);
+  const int e = errno;
+  CloseFd(&go_fd_);
+  if (w != 1) return absl::UnavailableError(StrCat("process ", id_.pid, ": cannot release it: ", std::strerror(e)));
+  return OkStatus();
 }
 
 }  // namespace tide

@@ -54,7 +54,22 @@ model::NodeId SimCloud::NodeNamed(const std::string& name) const {
   return it == by_name_.end() ? 0 : it->second;
 }
 
+providers::Instance SimCloud::InstanceOf(const Node& n) const {
+  auto key = key_of_.find(n.id);
+  return {n.name,
+          n.name,
+          sim_->spec->pools[static_cast<size_t>(n.pool)].name,
+          key == key_of_.end() ? std::string() : key->second,
+          n.state == NodeState::kProvisioning ? "pending" : "running",
+          n.created};
+}
+
 Result<providers::Instance> SimCloud::Create(const providers::CreateRequest& request, Timestamp now) {
+  if (!request.idempotency_key.empty()) {
+    auto it = by_key_.find(request.idempotency_key);
+    const Node* n = it == by_key_.end() ? nullptr : sim_->PeekNode(it->second);
+    if (n != nullptr) return InstanceOf(*n);
+  }
   const int pool = sim_->spec->PoolIndex(request.pool);
   if (pool < 0) return absl::InvalidArgumentError(StrCat("create: no pool '", request.pool, "'"));
   const model::NodePool& p = sim_->spec->pools[static_cast<size_t>(pool)];
@@ -73,6 +88,10 @@ Result<providers::Instance> SimCloud::Create(const providers::CreateRequest& req
   }
   CreateNode(pool, now, request.why.cause == backends::Cause::kForecast);
   const Node& n = sim_->state.nodes.back();
+  if (!request.idempotency_key.empty()) {
+    by_key_[request.idempotency_key] = n.id;
+    key_of_[n.id] = request.idempotency_key;
+  }
   return providers::Instance{n.name, n.name, p.name, request.idempotency_key, "pending", now};
 }
 
@@ -90,10 +109,7 @@ Status SimCloud::Delete(const std::string& instance_id, const std::string& idemp
 
 Result<std::vector<providers::Instance>> SimCloud::List(Timestamp now) {
   std::vector<providers::Instance> out;
-  for (const Node& n : sim_->state.nodes) {
-    out.push_back({n.name, n.name, sim_->spec->pools[static_cast<size_t>(n.pool)].name, "",
-                   n.state == NodeState::kProvisioning ? "pending" : "running", n.created});
-  }
+  for (const Node& n : sim_->state.nodes) out.push_back(InstanceOf(n));
   return out;
 }
 
@@ -213,6 +229,10 @@ void SimCloud::TerminateNode(model::NodeId id, Timestamp now, bool interrupted) 
   const Node& n = sim_->state.nodes[sim_->node_pos.At(id)];
   if (n.interrupt_at == kInfiniteFuture) --unnoticed_[static_cast<size_t>(n.pool)];
   by_name_.erase(n.name);
+  if (auto key = key_of_.find(id); key != key_of_.end()) {
+    by_key_.erase(key->second);
+    key_of_.erase(key);
+  }
   cordons_.erase(id);
   sim_->RemoveNode(id);
   if (interrupted) {

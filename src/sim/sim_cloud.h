@@ -37,7 +37,10 @@ class SimCloud final : public providers::CloudProvider {
   void Start(Timestamp t0);
 
   // CloudProvider. Create refuses (Unavailable) a spot node beyond the
-  // supply trace's; Delete of an instance that is gone is OK.
+  // supply trace's; Delete of an instance that is gone is OK. A Create with
+  // a non-empty idempotency key that a live instance already has returns
+  // that instance and buys nothing (whatever node it names); the simulator
+  // itself passes no key, and an empty key is never remembered.
   std::string Name() const override { return "simulated"; }
   Result<providers::Instance> Create(const providers::CreateRequest& request, Timestamp now) override;
   Status Delete(const std::string& instance_id, const std::string& idempotency_key, Timestamp now) override;
@@ -72,6 +75,7 @@ class SimCloud final : public providers::CloudProvider {
 
  private:
   void CreateNode(int pool, Timestamp now, bool forecast);
+  providers::Instance InstanceOf(const model::Node& n) const;
   // The node has booted and joined. It is usable once its storage load is done.
   void NodeJoined(model::Node& n, Timestamp now);
   void NodeUsable(model::Node& n, Timestamp now);
@@ -95,6 +99,10 @@ class SimCloud final : public providers::CloudProvider {
   absl::flat_hash_set<model::NodeId> forecast_nodes_;  // bought ahead of demand, unused so far
   absl::flat_hash_map<model::NodeId, backends::Cause> cordons_;
   absl::flat_hash_map<std::string, model::NodeId> by_name_;
+  // Non-empty idempotency keys of live instances, both ways (empty in
+  // simulations: only callers such as the contract tests pass keys).
+  absl::flat_hash_map<std::string, model::NodeId> by_key_;
+  absl::flat_hash_map<model::NodeId, std::string> key_of_;
   std::vector<int> pool_seq_;
   // Per pool, the nodes without notice: what a spot supply trace caps.
   std::vector<int> unnoticed_;

@@ -2,8 +2,8 @@
 // this machine, so the live controller can be run end to end against a real
 // slurmctld without a cloud account (DESIGN.md section 1).
 //
-// Each instance is one detached process (its own session and process group,
-// parent init) that sleeps the request's boot delay, then execs
+// Each instance is one detached process (core/process.h's DetachedProcess:
+// its own session and process group, parent init) that sleeps the request's boot delay, then execs
 // `slurmd -D -b -f <conf> -N <node>`: -D keeps slurmd in the foreground so
 // the pid we record is slurmd's, -b reports "node rebooted now", without
 // which slurmctld keeps waiting for a CLOUD node's boot. The child's signal
