@@ -65,6 +65,11 @@ class SimCloud final : public providers::CloudProvider {
   // given back after a drain while under notice is an interruption).
   void Cordoned(model::NodeId id, backends::Cause cause) { cordons_[id] = cause; }
   void Uncordoned(model::NodeId id) { cordons_.erase(id); }
+  // The cause the node was cordoned for (kDrain for a cordon without one).
+  backends::Cause CordonOf(model::NodeId id) const {
+    auto it = cordons_.find(id);
+    return it == cordons_.end() || it->second == backends::Cause::kNone ? backends::Cause::kDrain : it->second;
+  }
   // The node of a name, or 0.
   model::NodeId NodeNamed(const std::string& name) const;
 

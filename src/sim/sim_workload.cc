@@ -1,6 +1,9 @@
 #include "sim/sim_workload.h"
 
+#include <algorithm>
 #include <cctype>
+#include <utility>
+#include <vector>
 
 #include "core/strings.h"
 
@@ -59,7 +62,7 @@ Result<backends::Observation> SimWorkload::Observe() {
         break;
       case model::NodeState::kDraining:
         o.condition = n.idle() ? backends::NodeCondition::kCordoned : backends::NodeCondition::kDraining;
-        o.cordon = Cause::kDrain;
+        o.cordon = cloud_->CordonOf(n.id);
         break;
       case model::NodeState::kTerminated:
         o.condition = backends::NodeCondition::kGone;
@@ -167,11 +170,44 @@ Status SimWorkload::Bind(const std::string& job, const std::vector<backends::Nod
                          const backends::Reason& why) {
   TIDE_ASSIGN_OR_RETURN(const model::JobId id, JobOf("bind", job));
   const model::Job* j = sim_->PeekJob(id);
+  if (j->state != model::JobState::kPending) {
+    return absl::FailedPreconditionError(StrCat("bind: job ", job, " is not waiting"));
+  }
+  // The gang is bound whole or not at all: SimCluster::Place takes each
+  // node's GPUs as it goes and fails on a placement the scheduler would
+  // never make, so such a placement is refused here, before anything is
+  // taken. (A slice job's slices on a MIG node are left to Place.)
   sched::Placement p;
   p.job = id;
   p.backfilled = why.cause == Cause::kBackfilled;
+  int workers = 0;
+  std::vector<std::pair<const model::Node*, int>> gpus;  // whole GPUs asked of each node
   for (const auto& w : where) {
     TIDE_ASSIGN_OR_RETURN(const model::NodeId node, NodeOf("bind", w.node));
+    const model::Node* n = sim_->PeekNode(node);
+    if (n == nullptr || n->state == model::NodeState::kDraining || n->state == model::NodeState::kTerminated) {
+      return absl::FailedPreconditionError(StrCat("bind: node '", w.node, "' takes no work"));
+    }
+    if (w.workers <= 0) return absl::InvalidArgumentError(StrCat("bind: ", w.workers, " workers on node '", w.node, "'"));
+    workers += w.workers;
+    if (j->spec.slice_units == 0 || n->slice_free.empty()) {
+      auto it = std::find_if(gpus.begin(), gpus.end(), [&](const auto& g) { return g.first == n; });
+      if (it == gpus.end()) it = gpus.insert(gpus.end(), {n, 0});
+      it->second += w.workers * j->spec.gpus_per_worker;
+    }
+  }
+  if (workers < j->spec.MinWorkers() || workers > j->spec.MaxWorkers()) {
+    return absl::InvalidArgumentError(StrCat("bind: ", workers, " workers for job ", job, ", which takes ",
+                                             j->spec.MinWorkers(), "..", j->spec.MaxWorkers()));
+  }
+  for (const auto& [n, want] : gpus) {
+    if (n->free_gpus < want) {
+      return absl::FailedPreconditionError(
+          StrCat("bind: job ", job, " needs ", want, " GPUs on node '", n->name, "', which has ", n->free_gpus, " free"));
+    }
+  }
+  for (const auto& w : where) {
+    const model::NodeId node = cloud_->NodeNamed(w.node);
     model::NodeShare sh;
     sh.node = node;
     sh.workers = w.workers;
@@ -201,12 +237,18 @@ Result<std::string> SimWorkload::RegisterNode(int pool, const std::vector<std::s
   if (pool < 0 || pool >= static_cast<int>(sim_->spec->pools.size())) {
     return absl::InvalidArgumentError(StrCat("register a node: no pool ", pool));
   }
-  return cloud_->NextName(pool);
+  std::string name = cloud_->NextName(pool);
+  if (std::find(taken.begin(), taken.end(), name) != taken.end()) {
+    return absl::FailedPreconditionError(StrCat("register a node of pool ", sim_->spec->pools[static_cast<size_t>(pool)].name,
+                                                ": the simulator names a node when its machine is created, and ", name,
+                                                " is not created yet"));
+  }
+  return name;
 }
 
 Status SimWorkload::RemoveNode(const std::string& node) {
   // The simulated cluster forgets a node when the cloud deletes its machine.
-  return OkStatus();
+  return NodeOf("remove", node).status();
 }
 
 }  // namespace tide::sim

@@ -5,7 +5,10 @@
 // simulated framework checkpoints within its checkpoint cost, whatever the
 // grace; the simulator does not model a grace shorter than that); elastic
 // jobs resize in place. Keys: a job's is its simulator id in decimal, a
-// node's its name. The verbs act at the time set with set_now.
+// node's its name. The verbs act at the time set with set_now. Observe
+// reports a cordon with the cause it was given. RegisterNode names the node
+// the cloud creates next: it cannot name a second before that one is
+// created, and answers FailedPrecondition when `taken` holds the name.
 #ifndef TIDE_SIM_SIM_WORKLOAD_H_
 #define TIDE_SIM_SIM_WORKLOAD_H_
 

@@ -103,6 +103,9 @@ class Simulator {
   // implement backends::WorkloadManager and providers::CloudProvider).
   SimWorkload* workload() { return &workload_; }
   SimCloud* cloud() { return &cloud_; }
+  // The simulated cluster, for contract tests to submit and place jobs
+  // without running the event loop.
+  SimCluster* cluster() { return &cluster_; }
   // Sets up the initial fleet and reads the first job, as Run does first.
   Status Init();
 

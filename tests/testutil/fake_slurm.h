@@ -3,7 +3,9 @@
 // with the JSON of `view` (the v0.0.38 schema the backend reads); scontrol
 // and scancel are recorded in a short form ("drain gpu1 <reason>",
 // "undrain gpu1", "power_down gpu1", "requeue 7", "cancel 7",
-// "signal 7 USR1") and succeed.
+// "signal 7 USR1") and succeed. With apply_node_commands, drains and
+// undrains also change `view` as slurmctld would (the DRAIN flag and the
+// reason), so that a later squeue/sinfo shows them.
 #ifndef TIDE_TESTUTIL_FAKE_SLURM_H_
 #define TIDE_TESTUTIL_FAKE_SLURM_H_
 
@@ -52,6 +54,7 @@ class FakeSlurm final : public CommandRunner {
   backends::SlurmView view;
   Status query_error = OkStatus();  // what squeue fails with, if not OK
   std::vector<std::string> calls;   // every command, short form; "squeue", "sinfo" too
+  bool apply_node_commands = false;  // drain and undrain change `view`
 
   Result<CommandResult> Run(const std::vector<std::string>& argv, const std::string& input,
                             Duration timeout) override {
@@ -66,6 +69,7 @@ class FakeSlurm final : public CommandRunner {
       return CommandResult{0, Sinfo(), ""};
     }
     calls.push_back(Short(tool, argv));
+    if (apply_node_commands && tool == "scontrol") Apply(argv);
     return CommandResult{0, "", ""};
   }
 
@@ -79,6 +83,20 @@ class FakeSlurm final : public CommandRunner {
   }
 
  private:
+  // scontrol update nodename=N state=DRAIN|UNDRAIN [reason=R] on `view`.
+  void Apply(const std::vector<std::string>& argv) {
+    const std::string state = Value(argv, "state");
+    if (state != "DRAIN" && state != "UNDRAIN") return;
+    for (auto& n : view.nodes) {
+      if (n.name != Value(argv, "nodename")) continue;
+      std::erase(n.flags, "DRAIN");
+      n.reason.clear();
+      if (state == "DRAIN") {
+        n.flags.push_back("DRAIN");
+        n.reason = Value(argv, "reason");
+      }
+    }
+  }
   static std::string Value(const std::vector<std::string>& argv, std::string_view key) {
     for (const auto& a : argv) {
       if (a.rfind(StrCat(key, "="), 0) == 0) return a.substr(key.size() + 1);

@@ -3,7 +3,9 @@
 // "bind 7 gpu1:2", ...), can be told to fail the next verb or to refuse
 // evictions (a disruption budget), and carries out what it is told on `obs`
 // the way a manager would (a bound job runs on its nodes, an evicted one
-// waits again, a cordoned node is cordoned).
+// waits again, a cordoned node is cordoned). A job or node it does not have
+// is NotFound, and a verb that fails changes nothing in `obs`
+// (tests/contract/workload_contract.h checks it like every manager).
 #ifndef TIDE_TESTUTIL_FAKE_WORKLOAD_H_
 #define TIDE_TESTUTIL_FAKE_WORKLOAD_H_
 
@@ -63,7 +65,9 @@ class FakeWorkload final : public backends::WorkloadManager {
   }
   Status Checkpoint(const std::string& job) override {
     if (!caps.checkpoint) return absl::UnimplementedError("checkpoint");
-    return Call(StrCat("checkpoint ", job));
+    TIDE_RETURN_IF_ERROR(Call(StrCat("checkpoint ", job)));
+    if (Job(job) == nullptr) return absl::NotFoundError(StrCat("checkpoint: no job ", job));
+    return OkStatus();
   }
   Status Requeue(const std::string& job) override {
     if (!caps.requeue) return absl::UnimplementedError("requeue");
@@ -72,6 +76,7 @@ class FakeWorkload final : public backends::WorkloadManager {
   }
   Status Cancel(const std::string& job, Duration grace, const backends::Reason& why) override {
     TIDE_RETURN_IF_ERROR(Call(StrCat("cancel ", job)));
+    if (Job(job) == nullptr) return absl::NotFoundError(StrCat("cancel: no job ", job));
     std::erase_if(obs.jobs, [&](const auto& j) { return j.key == job; });
     return OkStatus();
   }
@@ -83,9 +88,17 @@ class FakeWorkload final : public backends::WorkloadManager {
     backends::ObservedJob* j = Job(job);
     if (j == nullptr) return absl::NotFoundError(StrCat("bind: no job ", job));
     if (j->phase != backends::JobPhase::kWaiting) return absl::FailedPreconditionError(StrCat("bind: job ", job, " is not waiting"));
+    // A gang is bound whole or not at all: check every placement first.
+    int workers = 0;
+    for (const auto& x : where) {
+      if (Node(x.node) == nullptr) return absl::NotFoundError(StrCat("bind: no node ", x.node));
+      workers += x.workers;
+    }
+    if (workers != j->workers) {
+      return absl::InvalidArgumentError(StrCat("bind: job ", job, " has ", j->workers, " workers, not ", workers));
+    }
     for (const auto& x : where) {
       backends::ObservedNode* n = Node(x.node);
-      if (n == nullptr) return absl::NotFoundError(StrCat("bind: no node ", x.node));
       for (int i = 0; i < x.workers; ++i) j->nodes.push_back(x.node);
       n->gpus_used += x.workers * j->gpus_per_worker;
       n->busy = true;
@@ -95,14 +108,21 @@ class FakeWorkload final : public backends::WorkloadManager {
   }
   Status Resize(const std::string& job, const backends::ResizeOrder& order, const backends::Reason& why) override {
     if (!caps.resize) return absl::UnimplementedError("resize");
-    return Call(StrCat("resize ", job, " ", order.workers));
+    TIDE_RETURN_IF_ERROR(Call(StrCat("resize ", job, " ", order.workers)));
+    if (Job(job) == nullptr) return absl::NotFoundError(StrCat("resize: no job ", job));
+    return OkStatus();
   }
   Result<std::string> RegisterNode(int pool, const std::vector<std::string>& taken) override {
     TIDE_RETURN_IF_ERROR(Call(StrCat("register ", pool)));
-    return StrCat("node-", pool, "-", next_name++);
+    std::string name;
+    do {
+      name = StrCat("node-", pool, "-", next_name++);
+    } while (std::find(taken.begin(), taken.end(), name) != taken.end());
+    return name;
   }
   Status RemoveNode(const std::string& node) override {
     TIDE_RETURN_IF_ERROR(Call(StrCat("remove ", node)));
+    if (Node(node) == nullptr) return absl::NotFoundError(StrCat("remove: no node ", node));
     std::erase_if(obs.nodes, [&](const auto& n) { return n.name == node; });
     return OkStatus();
   }

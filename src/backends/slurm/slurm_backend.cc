@@ -186,11 +186,34 @@ Result<Observation> SlurmBackend::Observe() {
   return last_;
 }
 
+// Slurm's tools fail on a name or id slurmctld does not have with an error
+// that reads like any other ("try again later"); the contract wants
+// NotFound, without running anything. The last observation says what
+// Slurm has (Observe comes first).
+Status SlurmBackend::KnownNode(std::string_view verb, const std::string& node) const {
+  for (const auto& n : last_.nodes) {
+    if (n.name == node) return OkStatus();
+  }
+  return absl::NotFoundError(StrCat(verb, ": Slurm does not list node '", node, "'"));
+}
+
+Result<int64_t> SlurmBackend::KnownJob(std::string_view verb, const std::string& key) const {
+  TIDE_ASSIGN_OR_RETURN(const int64_t id, JobId(verb, key));
+  for (const auto& j : last_.jobs) {
+    if (j.key == key) return id;
+  }
+  return absl::NotFoundError(StrCat(verb, ": Slurm does not list job ", key));
+}
+
 Status SlurmBackend::Cordon(const std::string& node, const Reason& why) {
+  TIDE_RETURN_IF_ERROR(KnownNode("drain", node));
   return commands_.Drain(node, SlurmDrainReason(why));
 }
 
-Status SlurmBackend::Uncordon(const std::string& node) { return commands_.Undrain(node); }
+Status SlurmBackend::Uncordon(const std::string& node) {
+  TIDE_RETURN_IF_ERROR(KnownNode("undrain", node));
+  return commands_.Undrain(node);
+}
 
 Status SlurmBackend::Evict(const std::string& job, Duration grace, const Reason& why) {
   return absl::UnimplementedError(
@@ -198,18 +221,18 @@ Status SlurmBackend::Evict(const std::string& job, Duration grace, const Reason&
 }
 
 Status SlurmBackend::Checkpoint(const std::string& job) {
-  TIDE_ASSIGN_OR_RETURN(const int64_t id, JobId("signal", job));
+  TIDE_ASSIGN_OR_RETURN(const int64_t id, KnownJob("signal", job));
   return commands_.Signal(id, options_.checkpoint_signal);
 }
 
 Status SlurmBackend::Requeue(const std::string& job) {
-  TIDE_ASSIGN_OR_RETURN(const int64_t id, JobId("requeue", job));
+  TIDE_ASSIGN_OR_RETURN(const int64_t id, KnownJob("requeue", job));
   return commands_.Requeue(id);
 }
 
 Status SlurmBackend::Cancel(const std::string& job, Duration grace, const Reason& why) {
   // Slurm gives its own grace (KillWait); tide's came with the signal.
-  TIDE_ASSIGN_OR_RETURN(const int64_t id, JobId("cancel", job));
+  TIDE_ASSIGN_OR_RETURN(const int64_t id, KnownJob("cancel", job));
   return commands_.Cancel(id);
 }
 
@@ -241,6 +264,9 @@ Result<std::string> SlurmBackend::RegisterNode(int pool, const std::vector<std::
                                              " Slurm nodes of live.slurm.pools.", name, " is in use"));
 }
 
-Status SlurmBackend::RemoveNode(const std::string& node) { return commands_.PowerDown(node); }
+Status SlurmBackend::RemoveNode(const std::string& node) {
+  TIDE_RETURN_IF_ERROR(KnownNode("power down", node));
+  return commands_.PowerDown(node);
+}
 
 }  // namespace tide::backends

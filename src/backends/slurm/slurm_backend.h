@@ -92,12 +92,17 @@ class SlurmBackend final : public WorkloadManager {
   // Powers the node down in Slurm (it is drained "not provisioned" again
   // once powered down).
   Status RemoveNode(const std::string& node) override;
+  // Every verb on a node or job takes a name the last observation lists:
+  // NotFound, running nothing, for any other (InvalidArgument for a job key
+  // that is not a Slurm job id).
 
  private:
+  Status KnownNode(std::string_view verb, const std::string& node) const;
+  Result<int64_t> KnownJob(std::string_view verb, const std::string& key) const;
   SlurmBackendOptions options_;
   SlurmCommands commands_;
   Capabilities caps_;
-  Observation last_;  // the last observation, for RegisterNode
+  Observation last_;  // the last observation: RegisterNode's free names, the verbs' known names
 };
 
 }  // namespace tide::backends

@@ -168,9 +168,18 @@ struct VerbCase {
 
 class SlurmVerbTest : public ::testing::TestWithParam<VerbCase> {};
 
-TEST_P(SlurmVerbTest, RunsItsCommand) {
+// Slurm lists node gpu3, running job 42.
+FakeSlurm WithJob42OnGpu3() {
   FakeSlurm slurm;
+  slurm.view.nodes = {SlurmNode("gpu3", "allocated", {"CLOUD"}, 8)};
+  slurm.view.jobs = {SlurmJob(42, "RUNNING", 8, {"gpu3"})};
+  return slurm;
+}
+
+TEST_P(SlurmVerbTest, RunsItsCommand) {
+  FakeSlurm slurm = WithJob42OnGpu3();
   SlurmBackend b(*SlurmBackendOptionsFor(TwoPools()), &slurm);
+  ASSERT_TRUE(b.Observe().ok());
   ASSERT_TRUE(GetParam().verb(b).ok());
   EXPECT_EQ(slurm.Actions(), GetParam().actions);
 }
@@ -200,6 +209,22 @@ TEST(SlurmBackend, SaysWhatItCannotDo) {
   EXPECT_EQ(b.Bind("42", {{"gpu1", 1}}, {}).code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(b.Resize("42", {}, {}).code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(b.Requeue("job-7").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(slurm.Actions().empty());
+}
+
+// scontrol and scancel fail on a node or job slurmctld does not have like on
+// anything else (Unavailable: retry); the backend says NotFound instead, by
+// the last observation, and runs nothing.
+TEST(SlurmBackend, VerbsOnWhatSlurmDoesNotListAreNotFound) {
+  FakeSlurm slurm = WithJob42OnGpu3();
+  SlurmBackend b(*SlurmBackendOptionsFor(TwoPools()), &slurm);
+  ASSERT_TRUE(b.Observe().ok());
+  EXPECT_EQ(b.Cordon("gpu4", {Cause::kRelease, ""}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(b.Uncordon("gpu4").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(b.RemoveNode("gpu4").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(b.Checkpoint("43").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(b.Requeue("43").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(b.Cancel("43", Seconds(30), {}).code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(slurm.Actions().empty());
 }
 
