@@ -100,8 +100,9 @@ bool PlaceSliceJob(const model::ClusterSpec& spec, const model::JobSpec& job, Sl
 
 PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job) {
   PoolMask mask = 0;
+  const int priority = PriorityValue(spec, job);
   for (size_t p = 0; p < spec.pools.size(); ++p) {
-    if (Eligible(spec, static_cast<int>(p), job, PriorityValue(spec, job))) mask |= PoolBit(static_cast<int>(p));
+    if (job.MayUsePool(static_cast<int>(p)) && Eligible(spec.pools[p], job, priority)) mask |= PoolBit(static_cast<int>(p));
   }
   return mask;
 }

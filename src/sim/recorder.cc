@@ -25,19 +25,6 @@ void Recorder::Log(Timestamp now, std::string_view kind, std::string_view text) 
   decisions_.push_back(StrCat(FormatTimestamp(now), " ", sim_->policy->name, " ", kind, " ", text));
 }
 
-void Recorder::Started(const Job& job, int64_t wait) {
-  waits_.push_back(wait);
-  waits_by_class_[static_cast<size_t>(job.spec.priority_class)].push_back(wait);
-  ++sim_->result.jobs_started;
-}
-
-void Recorder::Completed(const Job& job, int64_t jct, Timestamp now) {
-  jcts_.push_back(jct);
-  jcts_by_class_[static_cast<size_t>(job.spec.priority_class)].push_back(jct);
-  ++sim_->result.jobs_completed;
-  last_completion_ = now;
-}
-
 void Recorder::Charge(int priority_class, const std::string& team, double cost) {
   cost_by_class_[static_cast<size_t>(priority_class)] += cost;
   cost_by_team_[team.empty() ? "(none)" : team] += cost;

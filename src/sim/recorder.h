@@ -34,9 +34,18 @@ class Recorder {
   bool logging() const { return record_decisions_; }
 
   // A job's first start, `wait` after its submission.
-  void Started(const model::Job& job, int64_t wait);
+  void Started(const model::Job& job, int64_t wait) {
+    waits_.push_back(wait);
+    waits_by_class_[static_cast<size_t>(job.spec.priority_class)].push_back(wait);
+    ++sim_->result.jobs_started;
+  }
   // A job completed `jct` after its submission.
-  void Completed(const model::Job& job, int64_t jct, Timestamp now);
+  void Completed(const model::Job& job, int64_t jct, Timestamp now) {
+    jcts_.push_back(jct);
+    jcts_by_class_[static_cast<size_t>(job.spec.priority_class)].push_back(jct);
+    ++sim_->result.jobs_completed;
+    last_completion_ = now;
+  }
   // GPU time a run held (`gpu_seconds`) and the same weighted by utilization.
   void AddBusy(double gpu_seconds) { busy_gpu_seconds_ += gpu_seconds; }
   void AddUtilized(double gpu_seconds) { util_gpu_seconds_ += gpu_seconds; }
