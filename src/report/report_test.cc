@@ -11,6 +11,19 @@
 namespace tide::report {
 namespace {
 
+// The run the table tests describe.
+RunInfo Info() {
+  RunInfo info;
+  info.config = "c.yaml";
+  info.trace = "native:t.csv";
+  info.jobs = 10;
+  info.gpu_hours = 75.0;
+  info.peak_demand_gpus = 24;
+  info.mean_demand_gpus = 6.5;
+  info.seed = 3;
+  return info;
+}
+
 using ::testing::HasSubstr;
 
 TEST(PercentilesTest, NearestRank) {
@@ -54,14 +67,7 @@ TEST(ReportTest, TableAndJsonCarryTheSameFigures) {
   r.jobs_total = 10;
   r.jobs_started = 9;
   r.jobs_unstarted = 1;
-  RunInfo info;
-  info.config = "c.yaml";
-  info.trace = "native:t.csv";
-  info.jobs = 10;
-  info.gpu_hours = 75.0;
-  info.peak_demand_gpus = 24;
-  info.mean_demand_gpus = 6.5;
-  info.seed = 3;
+  const RunInfo info = Info();
   const std::string table = FormatTable(info, spec, {r});
   EXPECT_THAT(table, HasSubstr("1,235"));
   EXPECT_THAT(table, HasSubstr("65.0%"));
@@ -82,14 +88,7 @@ TEST(ReportTest, LowerBoundRowsOnlyWhenAsked) {
   sim::PolicyResult r;
   r.name = "tide";
   r.cost.total = 1140;
-  RunInfo info;
-  info.config = "c.yaml";
-  info.trace = "native:t.csv";
-  info.jobs = 10;
-  info.gpu_hours = 75.0;
-  info.peak_demand_gpus = 24;
-  info.mean_demand_gpus = 6.5;
-  info.seed = 3;
+  RunInfo info = Info();
   EXPECT_THAT(FormatTable(info, spec, {r}), ::testing::Not(HasSubstr("lower bound")));
   EXPECT_FALSE(nlohmann::json::parse(FormatJson(info, spec, {r})).contains("lower_bound"));
 
