@@ -66,6 +66,7 @@ Status Applier::Fail(ApplyStats* stats, std::string_view what, const Status& s) 
 }
 
 Status Applier::Apply(const autoscale::ScalingPlan& plan, const View& view, Timestamp now, ApplyStats* stats) {
+  if (plan.actions.empty()) return OkStatus();  // most passes decide nothing
   releasing_.clear();
   named_.clear();
   for (const Action& a : plan.actions) {

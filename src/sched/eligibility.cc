@@ -14,13 +14,8 @@ int PriorityValue(const model::ClusterSpec& spec, const model::JobSpec& job) {
              : 0;
 }
 
-}  // namespace
-
-bool Eligible(const model::ClusterSpec& spec, int p, const model::JobSpec& job, int priority) {
-  return job.MayUsePool(p) && Eligible(spec.pools[static_cast<size_t>(p)], job, priority);
-}
-
-bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priority) {
+// The pool's own rules, kept inline for EligiblePools's loop.
+inline bool PoolAllows(const model::NodePool& pool, const model::JobSpec& job, int priority) {
   if (pool.type.gpus < job.gpus_per_worker) return false;
   if (priority < pool.min_priority) return false;
   // A slice goes on a MIG pool that offers its profile, or takes a whole GPU elsewhere.
@@ -31,6 +26,16 @@ bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priori
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool Eligible(const model::ClusterSpec& spec, int p, const model::JobSpec& job, int priority) {
+  return job.MayUsePool(p) && PoolAllows(spec.pools[static_cast<size_t>(p)], job, priority);
+}
+
+bool Eligible(const model::NodePool& pool, const model::JobSpec& job, int priority) {
+  return PoolAllows(pool, job, priority);
 }
 
 PoolPreference PlacementPreference(const model::ClusterSpec& spec, const model::JobSpec& job, bool data_first) {
@@ -102,7 +107,9 @@ PoolMask EligiblePools(const model::ClusterSpec& spec, const model::JobSpec& job
   PoolMask mask = 0;
   const int priority = PriorityValue(spec, job);
   for (size_t p = 0; p < spec.pools.size(); ++p) {
-    if (job.MayUsePool(static_cast<int>(p)) && Eligible(spec.pools[p], job, priority)) mask |= PoolBit(static_cast<int>(p));
+    if (job.MayUsePool(static_cast<int>(p)) && PoolAllows(spec.pools[p], job, priority)) {
+      mask |= PoolBit(static_cast<int>(p));
+    }
   }
   return mask;
 }

@@ -53,8 +53,7 @@ void Recorder::StartTimeline(Duration step, int64_t max_buckets) {
   timeline_at_ = sim_->t0;
 }
 
-void Recorder::RecordTimeline(Timestamp now, const model::MetricsView& metrics, double egress) {
-  if (!timeline_) return;
+void Recorder::RecordTimelineNow(Timestamp now, const model::MetricsView& metrics, double egress) {
   const model::ClusterSpec& spec = *sim_->spec;
   const size_t classes = spec.priority_classes.size();
   using namespace model;  // the ReportLevel positions
@@ -90,14 +89,12 @@ void Recorder::RecordTimeline(Timestamp now, const model::MetricsView& metrics, 
   timeline_at_ = now;
 }
 
-void Recorder::HoldTimeline(Timestamp now) {
-  if (!timeline_ || now <= timeline_at_) return;
+void Recorder::HoldTimelineNow(Timestamp now) {
   timeline_->Hold(timeline_at_, now, levels_);
   timeline_at_ = now;
 }
 
-void Recorder::UpdateProgress(Timestamp now) {
-  if (progress_ == nullptr) return;
+void Recorder::UpdateProgressNow(Timestamp now) {
   const PolicyResult& r = sim_->result;
   progress_->now.store(ToUnixSeconds(now), std::memory_order_relaxed);
   progress_->jobs_done.store(r.jobs_completed + r.jobs_cancelled, std::memory_order_relaxed);

@@ -62,10 +62,17 @@ class Recorder {
   // `step`, doubling to stay within `max_buckets`.
   void StartTimeline(Duration step, int64_t max_buckets);
   // The timeline's levels and totals as they stand after the instant `now`.
-  void RecordTimeline(Timestamp now, const model::MetricsView& metrics, double egress);
+  // (Called at every instant: the checks are inline, the work is not.)
+  void RecordTimeline(Timestamp now, const model::MetricsView& metrics, double egress) {
+    if (timeline_) RecordTimelineNow(now, metrics, egress);
+  }
   // Brings it up to `now`: what was recorded last held until then.
-  void HoldTimeline(Timestamp now);
-  void UpdateProgress(Timestamp now);
+  void HoldTimeline(Timestamp now) {
+    if (timeline_ && now > timeline_at_) HoldTimelineNow(now);
+  }
+  void UpdateProgress(Timestamp now) {
+    if (progress_ != nullptr) UpdateProgressNow(now);
+  }
 
   // The figures, with cost from `ledger` up to the last event; the
   // timeline and the wait distribution into `out` when kept.
@@ -75,6 +82,10 @@ class Recorder {
   std::vector<std::string> TakeDecisions() { return std::move(decisions_); }
 
  private:
+  void RecordTimelineNow(Timestamp now, const model::MetricsView& metrics, double egress);
+  void HoldTimelineNow(Timestamp now);
+  void UpdateProgressNow(Timestamp now);
+
   SimState* sim_;
   bool record_decisions_;
   SimProgress* progress_;
