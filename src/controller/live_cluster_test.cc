@@ -312,7 +312,7 @@ TEST(LiveCluster, RemembersIdleReclaimsForTheSnapshot) {
   reclaim.reason = "idle";
   r.Apply(Plan({reclaim}));
   EXPECT_EQ(r.Actions(), std::vector<std::string>{"signal 7 USR1"});
-  EXPECT_EQ(r.Build().state.jobs[0].reclaims, 1);
+  EXPECT_EQ(r.Build().state.jobs[0].reclaimed, true);
 }
 
 }  // namespace

@@ -219,8 +219,8 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
     spec.pools = j.pools;
     job.id = memory->JobIdOf(j.key);
     job.priority = cls.value;
-    job.restarts = j.restarts;
-    if (auto it = memory->reclaims.find(j.key); it != memory->reclaims.end()) job.reclaims = it->second;
+    job.restarts = static_cast<uint16_t>(std::clamp(j.restarts, 0, int{UINT16_MAX}));
+    job.reclaimed = memory->reclaims.count(j.key) > 0;
     job.bottleneck = memory->bottlenecks.count(j.key) > 0;
     job.workers = spec.workers;
     if (job.state != model::JobState::kPending) {

@@ -487,7 +487,7 @@ void SimCluster::Requeue(Job& job, Timestamp now) {
   // Resizes belong to a run; the next run starts fresh.
   job.last_resize = kInfinitePast;
   job.workers_before_resize = 0;
-  ++job.restarts;
+  job.AddRestart();
   Sim(job.id).run.segments.clear();
   metrics_.RunChanged(job.id);
 }

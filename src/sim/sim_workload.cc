@@ -145,7 +145,7 @@ Status SimWorkload::Stop(const std::string& key, const backends::Reason& why, bo
       break;
   }
   TIDE_RETURN_IF_ERROR(cluster_->Stop(id, now_, cause, cancel));
-  if (why.cause == Cause::kIdleReclaim) ++sim_->FindJob(id)->reclaims;
+  if (why.cause == Cause::kIdleReclaim) sim_->FindJob(id)->reclaimed = true;
   if (counter != nullptr) ++*counter;
   return OkStatus();
 }

@@ -32,7 +32,6 @@ void AskAhead(const std::vector<const Job*>& jobs, size_t i) {
   __builtin_prefetch(&a.state);
   __builtin_prefetch(&a.spec.max_workers);
   __builtin_prefetch(&a.spec.is_protected);
-  __builtin_prefetch(&a.bottleneck);
 }
 template <typename F>
 void ForEachElastic(const std::vector<const Job*>& jobs, F&& f) {
@@ -302,7 +301,7 @@ void ElasticResizer::AfterScaleUp(PassContext* ctx, const std::vector<Demand>& u
       ctx->touched.insert(a.jobs[0]);
       plan->actions.push_back(std::move(a));
     }
-    plan->covered.push_back({d.job->id, {}});
+    plan->covered.emplace_back().job = d.job->id;
   }
   // Grow into free capacity on running nodes when nothing is waiting for it.
   if (!ctx->demands.empty() || !unserved.empty()) return;

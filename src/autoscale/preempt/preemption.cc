@@ -168,7 +168,7 @@ void Preemption::Evaluate(PassContext* ctx, const std::vector<bool>& blocked, Sc
                       FormatDuration(ctx->now - job.spec.submit), ", no pool has room): checkpoint and requeue ",
                       StrJoin(names, ", "), "; chosen to lose the least work");
     plan->actions.push_back(std::move(a));
-    plan->covered.push_back({job.id, {}});
+    plan->covered.emplace_back().job = job.id;
   }
   ctx->demands.resize(left);
 }

@@ -62,7 +62,7 @@ void IdleReclaim::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
     a.jobs.push_back(i.job->id);
     // A job reclaimed once already is cancelled the second time: it came
     // back and sat idle again.
-    a.cancel = o_.cancel || i.job->reclaims > 0;
+    a.cancel = o_.cancel || i.job->reclaimed;
     a.reason = StrCat("job ", i.job->spec.name, " (", i.job->Workers() * i.job->spec.gpus_per_worker,
                       " GPUs) below ", static_cast<int>(o_.below * 100), "% utilization since ",
                       FormatTimestamp(i.since), " (", FormatDuration(ctx->now - i.since), "); ",
