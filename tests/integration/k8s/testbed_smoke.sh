@@ -21,6 +21,7 @@ ok() { PASS=$((PASS + 1)); echo "[$(el)s] PASS $*"; }
 bad() { FAIL=$((FAIL + 1)); echo "[$(el)s] FAIL $*"; }
 note() { echo "[$(el)s] $*"; }
 
+if [ -n "${TIDE_K8S_SKIP:-}" ]; then echo "SKIP: $TIDE_K8S_SKIP"; exit 77; fi
 for p in curl openssl python3; do
   command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (scripts/deps installs it)"; exit 77; }
 done
