@@ -1,5 +1,6 @@
 // The workload-manager backend a configuration's live section names
-// (live.backend; only "slurm" so far), with what it runs on.
+// (live.backend: "slurm"; "kubernetes" is read but not built yet), with what
+// it runs on.
 #ifndef TIDE_BACKENDS_FACTORY_H_
 #define TIDE_BACKENDS_FACTORY_H_
 

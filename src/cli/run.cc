@@ -124,6 +124,10 @@ int Run(const RunArgs& args) {
   SystemCommandRunner runner(backends::BackendEnvironment(*cfg));
 
   std::unique_ptr<providers::CloudProvider> provider;
+  if (live.provider.kind == "kwok") {
+    return ReportFailure(absl::UnimplementedError(
+        StrCat(args.config, ": live.provider.kind: kwok: the kwok provider is not in this build yet")));
+  }
   if (live.provider.kind == "local") {
     providers::LocalProvider::Options lo;
     lo.state_dir = live.provider.state_dir;

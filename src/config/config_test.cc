@@ -385,7 +385,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "`live:` needs a `slurm:` section"},
         BadConfigCase{"LiveBadProvider",
                       "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}}\n  provider: {kind: aws}\n",
-                      "bad.yaml:5:20: ", "unknown provider 'aws'; expected local or exec"},
+                      "bad.yaml:5:20: ", "unknown provider 'aws'; expected local, exec or kwok"},
         BadConfigCase{"LiveExecWithoutList",
                       "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}}\n"
                       "  provider: {kind: exec, create: [a], delete: [b]}\n",

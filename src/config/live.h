@@ -46,8 +46,29 @@ struct SlurmSettings {
   std::vector<std::pair<std::string, std::string>> pool_nodes;
 };
 
+// live.kubernetes (docs/kubernetes.md).
+struct KubernetesSettings {
+  // How to reach the API server: a kubeconfig file (relative to the
+  // configuration file); empty: from inside the cluster, with the pod's
+  // service account.
+  std::string kubeconfig;
+  std::string context;  // the kubeconfig's context; empty: its current one
+  // The namespaces whose pods tide reads and places; empty: every namespace.
+  std::vector<std::string> namespaces;
+  // Pods that name this scheduler (spec.schedulerName) are tide's to place.
+  std::string scheduler_name = "tide";
+  // The prefix of tide's own labels, annotations and taints: a node's pool
+  // is the label <prefix>/pool, a protected pod carries <prefix>/protected.
+  std::string label_prefix = "tide.dev";
+  // Node taints that announce a spot interruption, besides tide's own
+  // (<prefix>/interruption, which the kwok provider sets).
+  std::vector<std::string> notice_taints = {"aws-node-termination-handler/spot-itn",
+                                            "cloud.google.com/impending-node-termination"};
+  Duration timeout = Seconds(10);  // for each request to the API server
+};
+
 struct ProviderSettings {
-  std::string kind = "local";  // local | exec
+  std::string kind = "local";  // local | exec | kwok
   // local: where instance records live, which slurmd to start.
   std::string state_dir;  // empty: <state file's directory>/local-provider
   std::string slurmd = "/usr/sbin/slurmd";
@@ -81,10 +102,12 @@ struct LiveSettings {
   // How often the loop observes and decides (default: the tide policy's
   // scan_interval).
   Duration loop_interval{0};
-  // The workload manager tide watches and acts on; only "slurm" so far.
+  // The workload manager tide watches and acts on: "slurm" or "kubernetes"
+  // (default: the one whose section the file gives).
   std::string backend = "slurm";
   JobSettings jobs;
   SlurmSettings slurm;
+  KubernetesSettings kubernetes;
   ProviderSettings provider;
   MetricsSettings metrics;
   HttpSettings http;

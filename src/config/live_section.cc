@@ -14,7 +14,7 @@ namespace tide::config {
 namespace {
 
 // The workload-manager backends `live.backend` may name.
-constexpr std::string_view kBackends[] = {"slurm"};
+constexpr std::string_view kBackends[] = {"slurm", "kubernetes"};
 // The signals tide sends before it interrupts a job.
 constexpr std::string_view kSignals[] = {"USR1", "USR2", "TERM", "INT", "HUP", "CONT", "URG"};
 
@@ -169,13 +169,76 @@ Status ParseSlurm(const Field& s, const std::string& config_path, const model::C
   return OkStatus();
 }
 
+// Kubernetes names (docs/kubernetes.md): a DNS label (a namespace), a DNS
+// subdomain (a label prefix) and a qualified name (a taint key).
+bool DnsLabel(std::string_view s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+bool DnsSubdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (std::string_view part : Split(s, '.')) {
+    if (!DnsLabel(part)) return false;
+  }
+  return true;
+}
+
+bool QualifiedName(std::string_view s) {
+  const size_t slash = s.find('/');
+  if (slash != std::string_view::npos && !DnsSubdomain(s.substr(0, slash))) return false;
+  std::string_view name = slash == std::string_view::npos ? s : s.substr(slash + 1);
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+Status ParseKubernetes(const Field& k, const std::string& config_path, KubernetesSettings* o) {
+  TIDE_RETURN_IF_ERROR(k.OnlyKeys(
+      {"kubeconfig", "context", "namespaces", "scheduler_name", "label_prefix", "notice_taints", "timeout"}));
+  auto str = [](const Field& x) { return x.String(); };
+  TIDE_RETURN_IF_ERROR(Opt(k, "kubeconfig", &o->kubeconfig, str));
+  o->kubeconfig = RelativeTo(config_path, o->kubeconfig);
+  TIDE_RETURN_IF_ERROR(Opt(k, "context", &o->context, str));
+  if (auto ns = k.Get("namespaces")) {
+    if (!ns->IsSeq()) return ns->Error("expected a list of namespaces, e.g. [training, research]");
+    for (size_t i = 0; i < ns->size(); ++i) {
+      Field n = ns->At(i);
+      TIDE_ASSIGN_OR_RETURN(std::string name, n.String());
+      if (!DnsLabel(name)) return n.Error(StrCat("'", name, "' is not a namespace name (lowercase letters, digits and '-')"));
+      o->namespaces.push_back(std::move(name));
+    }
+  }
+  TIDE_RETURN_IF_ERROR(Opt(k, "scheduler_name", &o->scheduler_name, str));
+  if (auto s = k.Get("scheduler_name"); s && !DnsSubdomain(o->scheduler_name)) {
+    return s->Error(StrCat("'", o->scheduler_name, "' is not a scheduler name (lowercase letters, digits, '-' and '.')"));
+  }
+  TIDE_RETURN_IF_ERROR(Opt(k, "label_prefix", &o->label_prefix, str));
+  if (auto p = k.Get("label_prefix"); p && !DnsSubdomain(o->label_prefix)) {
+    return p->Error(StrCat("'", o->label_prefix, "' is not a label prefix: a DNS name such as tide.example.com"));
+  }
+  if (auto t = k.Get("notice_taints")) {
+    if (!t->IsSeq()) return t->Error("expected a list of taint keys, e.g. [aws-node-termination-handler/spot-itn]");
+    o->notice_taints.clear();
+    for (size_t i = 0; i < t->size(); ++i) {
+      Field n = t->At(i);
+      TIDE_ASSIGN_OR_RETURN(std::string key, n.String());
+      if (!QualifiedName(key)) return n.Error(StrCat("'", key, "' is not a taint key (prefix/name, e.g. example.com/spot-notice)"));
+      o->notice_taints.push_back(std::move(key));
+    }
+  }
+  TIDE_RETURN_IF_ERROR(Opt(k, "timeout", &o->timeout, [](const Field& x) { return x.Dur(); }));
+  if (auto t = k.Get("timeout"); t && o->timeout < Seconds(1)) return t->Error("must be at least 1s");
+  return OkStatus();
+}
+
 Status ParseProvider(const Field& p, const std::string& config_path, ProviderSettings* o) {
   TIDE_RETURN_IF_ERROR(p.OnlyKeys(
       {"kind", "state_dir", "slurmd", "slurm_conf", "create", "delete", "list", "interruptions", "timeout"}));
   auto str = [](const Field& x) { return x.String(); };
   TIDE_RETURN_IF_ERROR(Opt(p, "kind", &o->kind, str));
-  if (o->kind != "local" && o->kind != "exec") {
-    return p.Get("kind")->Error(StrCat("unknown provider '", o->kind, "'; expected local or exec"));
+  if (o->kind != "local" && o->kind != "exec" && o->kind != "kwok") {
+    return p.Get("kind")->Error(StrCat("unknown provider '", o->kind, "'; expected local, exec or kwok"));
   }
   TIDE_RETURN_IF_ERROR(Opt(p, "state_dir", &o->state_dir, str));
   o->state_dir = RelativeTo(config_path, o->state_dir);
@@ -211,28 +274,43 @@ Status ParseProvider(const Field& p, const std::string& config_path, ProviderSet
 Status ParseLive(const Field& f, const std::string& config_path, const model::ClusterSpec& cluster, LiveSettings* l,
                  std::vector<std::string>* notes) {
   TIDE_RETURN_IF_ERROR(
-      f.OnlyKeys({"state", "loop_interval", "backend", "jobs", "slurm", "provider", "metrics", "http"}));
+      f.OnlyKeys({"state", "loop_interval", "backend", "jobs", "slurm", "kubernetes", "provider", "metrics", "http"}));
   l->present = true;
   auto str = [](const Field& x) { return x.String(); };
   TIDE_RETURN_IF_ERROR(Opt(f, "state", &l->state, str));
   l->state = RelativeTo(config_path, l->state);
   TIDE_RETURN_IF_ERROR(Opt(f, "loop_interval", &l->loop_interval, [](const Field& x) { return x.Dur(); }));
   if (auto li = f.Get("loop_interval"); li && l->loop_interval < Seconds(1)) return li->Error("must be at least 1s");
+  const std::optional<Field> slurm = f.Get("slurm"), kube = f.Get("kubernetes");
   if (auto b = f.Get("backend")) {
     TIDE_ASSIGN_OR_RETURN(l->backend, b->String());
     if (std::find(std::begin(kBackends), std::end(kBackends), l->backend) == std::end(kBackends)) {
       return b->Error(StrCat("unknown backend '", l->backend, "'; expected one of: ", StrJoin(kBackends, ", ")));
     }
+  } else if (kube && slurm) {
+    return f.Error("gives both `slurm:` and `kubernetes:`; say which to use with `backend: slurm` or `backend: kubernetes`");
+  } else if (kube) {
+    l->backend = "kubernetes";
+  }
+  // The other backend's section is a mistake, not something to ignore.
+  if (l->backend == "kubernetes" && slurm) {
+    return f.KeyOf("slurm")->Error("is for `backend: slurm`; this file says `backend: kubernetes`");
+  }
+  if (l->backend == "slurm" && kube) {
+    return f.KeyOf("kubernetes")->Error("is for `backend: kubernetes`; this file uses Slurm (give `backend: kubernetes`)");
   }
   const std::optional<Field> jobs = f.Get("jobs");
   if (jobs) TIDE_RETURN_IF_ERROR(ParseJobs(*jobs, cluster, &l->jobs));
-  if (auto s = f.Get("slurm")) {
+  if (l->backend == "kubernetes") {
+    // Every setting has a default: inside the cluster `kubernetes: {}` will do.
+    if (kube) TIDE_RETURN_IF_ERROR(ParseKubernetes(*kube, config_path, &l->kubernetes));
+  } else if (slurm) {
     PlacedNotes moved;
-    TIDE_RETURN_IF_ERROR(ParseSlurm(*s, config_path, cluster, jobs, &l->slurm, &l->jobs, &moved));
+    TIDE_RETURN_IF_ERROR(ParseSlurm(*slurm, config_path, cluster, jobs, &l->slurm, &l->jobs, &moved));
     std::sort(moved.begin(), moved.end());
     for (auto& [at, note] : moved) notes->push_back(std::move(note));
   } else {
-    return f.Error("`live:` needs a `slurm:` section with each pool's nodes");
+    return f.Error("`live:` needs a `slurm:` section with each pool's nodes (or `kubernetes:` for Kubernetes)");
   }
   bool provider_conf = false;
   if (auto p = f.Get("provider")) {

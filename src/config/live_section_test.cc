@@ -40,6 +40,48 @@ live:
   slurm: {conf: etc/slurm.conf, pools: {gpu: "n[1-50]"}}
 )";
 
+TEST(LiveConfigTest, KubernetesSection) {
+  auto c = ParseConfig(R"(pools:
+  - {name: gpu, instance_type: {gpus: 8}, price_per_hour: 100}
+live:
+  kubernetes:
+    kubeconfig: kube/admin.conf
+    context: lab
+    namespaces: [training, research]
+    scheduler_name: tide-gpu
+    label_prefix: tide.example.com
+    notice_taints: [example.com/spot-notice]
+    timeout: 5s
+  provider: {kind: kwok}
+)", "lab/cluster.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const LiveSettings& l = c->live;
+  EXPECT_EQ(l.backend, "kubernetes");  // the section present chooses it
+  const KubernetesSettings& k = l.kubernetes;
+  EXPECT_EQ(k.kubeconfig, "lab/kube/admin.conf");  // relative to the configuration
+  EXPECT_EQ(k.context, "lab");
+  EXPECT_THAT(k.namespaces, ElementsAre("training", "research"));
+  EXPECT_EQ(k.scheduler_name, "tide-gpu");
+  EXPECT_EQ(k.label_prefix, "tide.example.com");
+  EXPECT_THAT(k.notice_taints, ElementsAre("example.com/spot-notice"));
+  EXPECT_EQ(k.timeout, Seconds(5));
+  EXPECT_EQ(l.provider.kind, "kwok");
+}
+
+TEST(LiveConfigTest, KubernetesDefaults) {
+  auto c = ParseConfig(std::string(kMinimal) + "live:\n  backend: kubernetes\n", "cluster.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const KubernetesSettings& k = c->live.kubernetes;
+  EXPECT_EQ(c->live.backend, "kubernetes");
+  EXPECT_EQ(k.kubeconfig, "");  // in-cluster
+  EXPECT_THAT(k.namespaces, IsEmpty());  // every namespace
+  EXPECT_EQ(k.scheduler_name, "tide");
+  EXPECT_EQ(k.label_prefix, "tide.dev");
+  EXPECT_THAT(k.notice_taints,
+              ElementsAre("aws-node-termination-handler/spot-itn", "cloud.google.com/impending-node-termination"));
+  EXPECT_EQ(k.timeout, Seconds(10));
+}
+
 TEST(LiveConfigTest, LiveJobsSection) {
   auto c = ParseConfig(kLiveJobs, "lab/cluster.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -175,8 +217,31 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, BadLiveConfigTest,
     ::testing::Values(
         BadLiveCase{"LiveUnknownBackend",
+                    "pools:\n" GOOD_POOL "live:\n  backend: pbs\n  slurm: {pools: {gpu: n1}}\n",
+                    "bad.yaml:4:12: ", "live.backend: unknown backend 'pbs'; expected one of: slurm, kubernetes"},
+        BadLiveCase{"LiveBothBackendsWithoutChoosing",
+                    "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}}\n  kubernetes: {}\n",
+                    "bad.yaml:4:3: ", "live: gives both `slurm:` and `kubernetes:`; say which"},
+        BadLiveCase{"LiveSlurmSectionUnderKubernetes",
                     "pools:\n" GOOD_POOL "live:\n  backend: kubernetes\n  slurm: {pools: {gpu: n1}}\n",
-                    "bad.yaml:4:12: ", "live.backend: unknown backend 'kubernetes'; expected one of: slurm"},
+                    "bad.yaml:5:3: ", "live.slurm: is for `backend: slurm`"},
+        BadLiveCase{"LiveKubernetesSectionUnderSlurm",
+                    "pools:\n" GOOD_POOL "live:\n  backend: slurm\n  slurm: {pools: {gpu: n1}}\n  kubernetes: {}\n",
+                    "bad.yaml:6:3: ", "live.kubernetes: is for `backend: kubernetes`"},
+        BadLiveCase{"KubernetesUnknownKey", "pools:\n" GOOD_POOL "live:\n  kubernetes: {namespace: a}\n",
+                    "bad.yaml:4:16: ", "live.kubernetes.namespace: unknown field (did you mean 'namespaces'?)"},
+        BadLiveCase{"KubernetesBadNamespace", "pools:\n" GOOD_POOL "live:\n  kubernetes: {namespaces: [ok, Bad_Name]}\n",
+                    "bad.yaml:4:33: ", "live.kubernetes.namespaces[1]: 'Bad_Name' is not a namespace name"},
+        BadLiveCase{"KubernetesNamespacesNotAList", "pools:\n" GOOD_POOL "live:\n  kubernetes: {namespaces: ml}\n",
+                    "bad.yaml:4:28: ", "live.kubernetes.namespaces: expected a list of namespaces"},
+        BadLiveCase{"KubernetesBadLabelPrefix", "pools:\n" GOOD_POOL "live:\n  kubernetes: {label_prefix: Tide/x}\n",
+                    "bad.yaml:4:30: ", "live.kubernetes.label_prefix: 'Tide/x' is not a label prefix"},
+        BadLiveCase{"KubernetesBadTaint", "pools:\n" GOOD_POOL "live:\n  kubernetes: {notice_taints: [\"a b\"]}\n",
+                    "bad.yaml:4:32: ", "live.kubernetes.notice_taints[0]: 'a b' is not a taint key"},
+        BadLiveCase{"KubernetesShortTimeout", "pools:\n" GOOD_POOL "live:\n  kubernetes: {timeout: 0s}\n",
+                    "bad.yaml:4:25: ", "live.kubernetes.timeout: must be at least 1s"},
+        BadLiveCase{"KubernetesUnknownProvider", "pools:\n" GOOD_POOL "live:\n  kubernetes: {}\n  provider: {kind: aws}\n",
+                    "bad.yaml:5:20: ", "live.provider.kind: unknown provider 'aws'; expected local, exec or kwok"},
         BadLiveCase{"LiveJobsUnknownClass",
                     "pools:\n" GOOD_POOL "live:\n  jobs: {classes: [{partition: p, class: vip}]}\n  slurm: {pools: {gpu: n1}}\n",
                     "bad.yaml:4:42: ", "live.jobs.classes[0].class: no priority class named 'vip'"},
