@@ -424,12 +424,12 @@ Result<PodGroup> ParsePodGroup(const json& object) {
   return g;
 }
 
-Result<Pod> ParsePod(std::string_view text) {
+Result<Pod> ParsePodText(std::string_view text) {
   TIDE_ASSIGN_OR_RETURN(json j, ParseText(text, "pod"));
   return ParsePod(j);
 }
 
-Result<Node> ParseNode(std::string_view text) {
+Result<Node> ParseNodeText(std::string_view text) {
   TIDE_ASSIGN_OR_RETURN(json j, ParseText(text, "node"));
   return ParseNode(j);
 }

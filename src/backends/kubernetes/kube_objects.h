@@ -152,8 +152,8 @@ Result<PodGroup> ParsePodGroup(const nlohmann::json& object);
 
 // Parse from text (one object, as GET returns it). InvalidArgument when it
 // is not JSON.
-Result<Pod> ParsePod(std::string_view text);
-Result<Node> ParseNode(std::string_view text);
+Result<Pod> ParsePodText(std::string_view text);
+Result<Node> ParseNodeText(std::string_view text);
 
 // A Kubernetes quantity that must be a whole count (GPUs, MIG slices):
 // "8", 8, "2k" (decimal suffixes k, M, G). InvalidArgument, naming `what`,
