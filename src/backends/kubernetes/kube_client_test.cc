@@ -20,7 +20,10 @@ TEST(ClientTest, ListPagesWithContinue) {
   t.Reply200(Fixture("pods_page1.json"));
   t.Reply200(Fixture("pods_page2.json"));
   Client c(&t);
-  auto pods = c.ListPods("default", ListOptions{.label_selector = "app in (train)", .limit = 2});
+  ListOptions lo;
+  lo.label_selector = "app in (train)";
+  lo.limit = 2;
+  auto pods = c.ListPods("default", lo);
   ASSERT_TRUE(pods.ok()) << pods.status();
   EXPECT_EQ(pods->items.size(), 4u);
   EXPECT_EQ(pods->resource_version, json::parse(Fixture("pods_page1.json"))["metadata"]["resourceVersion"]);
@@ -34,7 +37,9 @@ TEST(ClientTest, ExpiredContinueIsGone) {
   t.Reply200(Fixture("pods_page1.json"));
   t.replies.push_back(Reply{410, Fixture("error_410_gone.json")});
   Client c(&t);
-  auto pods = c.ListPods("default", ListOptions{.limit = 2});
+  ListOptions lo;
+  lo.limit = 2;
+  auto pods = c.ListPods("default", lo);
   EXPECT_TRUE(IsGone(pods.status())) << pods.status();
   EXPECT_THAT(Msg(pods.status()), HasSubstr("list /api/v1/namespaces/default/pods: HTTP 410"));
 }
@@ -144,8 +149,12 @@ TEST(ClientTest, EventAboutANode) {
   FakeTransport t;
   t.replies.push_back(Reply{201, "{}"});
   Client c(&t);
-  ASSERT_TRUE(c.PostEvent(EventSpec{.kind = "Node", .name = "n1", .reason = "ScaleDown", .message = "idle 10m"}, kNow)
-                  .ok());
+  EventSpec e;
+  e.kind = "Node";
+  e.name = "n1";
+  e.reason = "ScaleDown";
+  e.message = "idle 10m";
+  ASSERT_TRUE(c.PostEvent(e, kNow).ok());
   EXPECT_EQ(t.calls[0].path, "/api/v1/namespaces/default/events");
   json body = json::parse(t.calls[0].body);
   EXPECT_EQ(body["source"]["component"], "tide");

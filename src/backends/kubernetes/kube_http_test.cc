@@ -1,6 +1,10 @@
 #include "backends/kubernetes/kube_http.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -167,11 +171,16 @@ TEST(HttpTransportTest, WatchErrorStatusMapped) {
 }
 
 TEST(HttpTransportTest, NoServerIsUnavailable) {
-  int port;
-  {
-    httplib::Server probe;  // a port that was free a moment ago
-    port = probe.bind_to_any_port("127.0.0.1");
-  }
+  // A loopback port that was free a moment ago and has no listener.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  const int port = ntohs(addr.sin_port);
   Connection c;
   c.server = StrCat("http://127.0.0.1:", port);
   auto t = HttpTransport::Create(c);

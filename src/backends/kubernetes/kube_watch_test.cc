@@ -265,7 +265,9 @@ TEST(InformerPathsTest, EachTypeWatchesItsCollection) {
   NodeInformer(&t, &clock, &sleeper).Step();
   PodDisruptionBudgetInformer(&t, &clock, &sleeper).Step();
   PriorityClassInformer(&t, &clock, &sleeper).Step();
-  PodGroupInformer(&t, &clock, &sleeper, InformerOptions{.namespace_name = "team-a"}).Step();
+  InformerOptions team;
+  team.namespace_name = "team-a";
+  PodGroupInformer(&t, &clock, &sleeper, team).Step();
   ASSERT_EQ(t.calls.size(), 4u);
   EXPECT_EQ(t.calls[0].path, "/api/v1/nodes?limit=500");
   EXPECT_EQ(t.calls[1].path, "/apis/policy/v1/poddisruptionbudgets?limit=500");
