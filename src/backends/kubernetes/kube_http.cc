@@ -4,6 +4,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <charconv>
 
 #include "core/files.h"
@@ -99,6 +102,38 @@ struct BioDeleter {
 };
 using Bio = std::unique_ptr<BIO, BioDeleter>;
 Bio MemBio(const std::string& s) { return Bio(BIO_new_mem_buf(s.data(), static_cast<int>(s.size()))); }
+
+// Blocks SIGPIPE on this thread while it lives, and swallows one that the
+// call caused: OpenSSL writes to a socket the API server may have closed
+// (a watch it ended, a TLS shutdown), and a write to a closed socket would
+// kill the whole program. The process-wide disposition is left alone.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE);
+  }
+  ~SigpipeBlock() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE)) {
+      const timespec zero{0, 0};
+      sigtimedwait(&pipe_, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t old_;
+  bool was_pending_ = false;
+};
 
 }  // namespace
 
@@ -237,6 +272,7 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(const Connection& c
 
 Result<Reply> HttpTransport::Request(std::string_view method, std::string_view path_with_query, std::string_view body,
                                      std::string_view content_type) {
+  const SigpipeBlock no_sigpipe;  // outlives the client, whose destructor may write
   TIDE_ASSIGN_OR_RETURN(auto client, impl_->NewClient(impl_->options.read_timeout));
   httplib::Request req;
   req.method = std::string(method);
@@ -253,6 +289,7 @@ Result<Reply> HttpTransport::Request(std::string_view method, std::string_view p
 
 Status HttpTransport::Watch(std::string_view path_with_query, const LineHandler& on_line, std::stop_token stop,
                             const std::function<void()>& on_open) {
+  const SigpipeBlock no_sigpipe;  // outlives the client, whose destructor may write
   TIDE_ASSIGN_OR_RETURN(auto client, impl_->NewClient(impl_->options.watch_read_timeout));
   const std::string what = StrCat("watch ", path_with_query);
   int status = 0;
