@@ -120,7 +120,7 @@ struct ObservedJob {
   std::optional<bool> checkpoints;  // unset: the configured job default decides
   bool requeueable = true;          // it may be put back in the queue
   PoolSet pools = kAnyPool;         // the pools whose nodes it may use
-  std::vector<std::string> nodes;   // where it runs, one entry per node; empty while it waits
+  std::vector<std::string> nodes;   // where it runs, one entry per worker (a node twice: two workers there); empty while it waits
   std::string team;                 // a user, account or namespace
   Timestamp submit{};
   Timestamp start{};      // when this run started (0: not started)

@@ -187,9 +187,17 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
       b.skipped.push_back(StrCat("job ", j.key, ": may use none of tide's pools"));
       continue;
     }
+    // One entry per worker: a node named twice holds two of its workers
+    // (Kubernetes places several pods of a gang on one node; Slurm one).
     for (const auto& name : j.nodes) {
       auto it = id_of_node.find(name);
       if (it == id_of_node.end()) continue;
+      auto same = std::find_if(job.alloc.begin(), job.alloc.end(),
+                               [&](const model::NodeShare& s) { return s.node == it->second; });
+      if (same != job.alloc.end()) {
+        ++same->workers;
+        continue;
+      }
       model::NodeShare share;
       share.node = it->second;
       share.workers = 1;

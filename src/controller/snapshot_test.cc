@@ -74,6 +74,29 @@ TEST(BuildSnapshot, IdleTimersStartAtTheFirstIdleObservation) {
   EXPECT_FALSE(w.memory.idle_since.count("gpu1"));
 }
 
+TEST(BuildSnapshot, ANodeNamedTwiceHoldsTwoWorkers) {
+  World w;
+  w.view.nodes = {SlurmNode("gpu3", "mixed", {"CLOUD"}, 8), SlurmNode("gpu4", "mixed", {"CLOUD"}, 4)};
+  w.instances = {{"i-3", "gpu3", "spot", "k3", "running", kNow - Seconds(500)},
+                 {"i-4", "gpu4", "spot", "k4", "running", kNow - Seconds(500)}};
+  w.obs = backends::Translate(w.view, *backends::SlurmBackendOptionsFor(w.cfg));
+  // A gang of three pods as the Kubernetes backend reports it: two on gpu3.
+  backends::ObservedJob j;
+  j.key = "ml/llm";
+  j.phase = backends::JobPhase::kRunning;
+  j.workers = 3;
+  j.gpus_per_worker = 4;
+  j.nodes = {"gpu3", "gpu3", "gpu4"};
+  j.start = kNow - Seconds(60);
+  w.obs.jobs.push_back(j);
+  Built b = BuildSnapshot(w.cfg, w.obs, w.instances, w.notices, &w.memory, nullptr, kNow);
+  ASSERT_EQ(b.state.jobs.size(), 1u);
+  const auto& alloc = b.state.jobs[0].alloc;
+  ASSERT_EQ(alloc.size(), 2u);
+  EXPECT_EQ(alloc[0].workers, 2);
+  EXPECT_EQ(alloc[1].workers, 1);
+}
+
 TEST(BuildSnapshot, JobsBecomeDemandOnlyWhenTheyWaitForCapacity) {
   World w;
   w.view.nodes = {SlurmNode("gpu1", "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned")};
