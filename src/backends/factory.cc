@@ -1,5 +1,6 @@
 #include "backends/factory.h"
 
+#include "backends/kubernetes/kube_setup.h"
 #include "backends/slurm/slurm_backend.h"
 #include "core/strings.h"
 
@@ -7,15 +8,19 @@ namespace tide::backends {
 
 Result<Backend> MakeBackend(const config::Config& config) {
   if (config.live.backend == "kubernetes") {
-    // Its settings (live.kubernetes) are read and checked; the backend itself
-    // is issue 33's work in progress.
-    return absl::UnimplementedError(StrCat(config.source,
-                                           ": live.backend: kubernetes: the Kubernetes backend is not in this build "
-                                           "yet (its settings are read and checked: docs/kubernetes.md)"));
+    std::shared_ptr<kube::KubernetesRuntime> runtime;
+    TIDE_ASSIGN_OR_RETURN(auto manager, kube::MakeKubernetesBackend(config, &runtime));
+    Backend b;
+    const auto& k = config.live.kubernetes;
+    b.summary = StrCat("kubernetes, ", k.kubeconfig.empty() ? "in-cluster" : k.kubeconfig, ", pods of scheduler ",
+                       k.scheduler_name, k.namespaces.empty() ? " in every namespace" : StrCat(" in ", StrJoin(k.namespaces, ", ")));
+    b.resources = std::move(runtime);
+    b.manager = std::move(manager);
+    return b;
   }
   if (config.live.backend != "slurm") {
     return absl::InvalidArgumentError(
-        StrCat(config.source, ": live.backend: unknown backend '", config.live.backend, "'; known: slurm"));
+        StrCat(config.source, ": live.backend: unknown backend '", config.live.backend, "'; known: slurm, kubernetes"));
   }
   TIDE_ASSIGN_OR_RETURN(SlurmBackendOptions options, SlurmBackendOptionsFor(config));
   size_t nodes = 0, pools = 0;

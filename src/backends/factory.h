@@ -1,6 +1,5 @@
 // The workload-manager backend a configuration's live section names
-// (live.backend: "slurm"; "kubernetes" is read but not built yet), with what
-// it runs on.
+// (live.backend: "slurm" or "kubernetes"), with what it runs on.
 #ifndef TIDE_BACKENDS_FACTORY_H_
 #define TIDE_BACKENDS_FACTORY_H_
 
@@ -15,6 +14,9 @@
 namespace tide::backends {
 
 struct Backend {
+  // What the manager runs on besides (Kubernetes: its transports and watch
+  // caches); destroyed after it.
+  std::shared_ptr<void> resources;
   std::unique_ptr<CommandRunner> runner;  // what the backend runs its tools with (may be null)
   std::unique_ptr<WorkloadManager> manager;
   std::string summary;  // one line for `tide validate` and the start-up log

@@ -1,0 +1,269 @@
+#include "backends/kubernetes/kube_backend.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "core/strings.h"
+
+namespace tide::backends::kube {
+namespace {
+
+bool Live(const Pod& p) {
+  return p.phase != "Succeeded" && p.phase != "Failed" && !(p.meta.deleted && p.node_name.empty());
+}
+
+// An Event's reason for a cause: CamelCase, as Kubernetes' own.
+std::string EventReason(Cause c) {
+  std::string out;
+  bool up = true;
+  for (char ch : CauseName(c)) {
+    if (ch == '-') {
+      up = true;
+      continue;
+    }
+    out.push_back(up ? static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch) : ch);
+    up = false;
+  }
+  return out;
+}
+
+}  // namespace
+
+InformerSource::InformerSource(Transport* transport, const Clock* clock, InformerOptions options)
+    : pods_(transport, clock, &sleeper_, options),
+      nodes_(transport, clock, &sleeper_, options),
+      groups_(transport, clock, &sleeper_, options) {}
+
+InformerSource::~InformerSource() {
+  for (auto& t : threads_) t.request_stop();
+}
+
+Result<ClusterObjects> InformerSource::Objects() {
+  if (threads_.empty()) {
+    for (InformerBase* i : std::initializer_list<InformerBase*>{&pods_, &nodes_, &groups_}) {
+      threads_.emplace_back([i](std::stop_token stop) { i->Run(stop); });
+    }
+  }
+  for (const InformerBase* i : std::initializer_list<const InformerBase*>{&pods_, &nodes_}) {
+    if (i->Synced()) continue;
+    const SyncState s = i->State();
+    return absl::UnavailableError(StrCat(
+        "the ", i->what(), " cache is not current (", !s.listed ? "not listed yet" : "no contact lately",
+        s.last_error.empty() ? "" : StrCat("; last error: ", s.last_error), ")"));
+  }
+  ClusterObjects out;
+  auto pods = pods_.Snapshot();
+  for (auto& [key, p] : pods.objects) out.pods.push_back(std::move(p));
+  auto nodes = nodes_.Snapshot();
+  for (auto& [key, n] : nodes.objects) out.nodes.push_back(std::move(n));
+  // PodGroups are optional: without scheduler-plugins the resource does not
+  // exist, and gangs come from Kueue's labels or are single pods.
+  auto groups = groups_.Snapshot();
+  for (auto& [key, g] : groups.objects) out.pod_groups.push_back(std::move(g));
+  return out;
+}
+
+KubernetesBackend::KubernetesBackend(KubernetesBackendOptions options, Transport* transport, ObjectSource* source,
+                                     const Clock* clock)
+    : options_(std::move(options)),
+      names_(options_.translate.label_prefix),
+      client_(transport),
+      source_(source),
+      clock_(clock) {
+  caps_.name = "kubernetes";
+  caps_.schedules_itself = false;
+  caps_.bind = true;
+  caps_.cordon = true;
+  caps_.evict = true;
+  caps_.checkpoint = false;  // SIGTERM, within the eviction's grace, is the signal
+  caps_.requeue = false;     // a Job's controller recreates evicted pods
+  caps_.cancel = true;
+  caps_.resize = false;
+  caps_.fixed_node_names = false;
+  caps_.job_attributes = {"namespace", "priorityClassName", "queue"};
+}
+
+Result<Observation> KubernetesBackend::Observe() {
+  TIDE_ASSIGN_OR_RETURN(last_, source_->Objects());
+  observed_ = true;
+  return Translate(last_, options_.translate);
+}
+
+bool KubernetesBackend::NodeKnown(const std::string& node) const {
+  return std::any_of(last_.nodes.begin(), last_.nodes.end(), [&](const Node& n) { return n.meta.name == node; });
+}
+
+Result<std::vector<const Pod*>> KubernetesBackend::PodsOf(const std::string& job) const {
+  std::vector<const Pod*> out;
+  for (const Pod& p : last_.pods) {
+    if (p.scheduler_name != options_.translate.scheduler_name || !Live(p)) continue;
+    if (GangOfPod(p).key == job) out.push_back(&p);
+  }
+  if (out.empty()) return absl::NotFoundError(StrCat("kubernetes: no live pods of job ", job, " in the last observation"));
+  std::sort(out.begin(), out.end(), [](const Pod* a, const Pod* b) { return a->meta.name < b->meta.name; });
+  return out;
+}
+
+void KubernetesBackend::Tell(const Pod& pod, std::string_view reason, std::string_view message, bool warning) {
+  EventSpec e;
+  e.kind = "Pod";
+  e.namespace_name = pod.meta.namespace_name;
+  e.name = pod.meta.name;
+  e.uid = pod.meta.uid;
+  e.reason = std::string(reason);
+  e.message = std::string(message);
+  e.warning = warning;
+  // An Event is for people: its failure changes nothing tide decided.
+  (void)client_.PostEvent(e, clock_->Now());
+}
+
+void KubernetesBackend::TellNode(const std::string& node, std::string_view reason, std::string_view message) {
+  EventSpec e;
+  e.kind = "Node";
+  e.namespace_name = "default";
+  e.name = node;
+  for (const Node& n : last_.nodes) {
+    if (n.meta.name == node) e.uid = n.meta.uid;
+  }
+  e.reason = std::string(reason);
+  e.message = std::string(message);
+  (void)client_.PostEvent(e, clock_->Now());
+}
+
+Status KubernetesBackend::Cordon(const std::string& node, const Reason& why) {
+  if (!NodeKnown(node)) return absl::NotFoundError(StrCat("kubernetes: no node ", node, " in the last observation"));
+  NodePatch patch;
+  patch.unschedulable = true;
+  patch.annotations[names_.cordon] = std::string(CauseName(why.cause));
+  TIDE_RETURN_IF_ERROR(client_.PatchNode(node, patch).status());
+  TellNode(node, StrCat("Cordoned", EventReason(why.cause)), StrCat("tide cordoned the node: ", why.text));
+  return OkStatus();
+}
+
+Status KubernetesBackend::Uncordon(const std::string& node) {
+  if (!NodeKnown(node)) return absl::NotFoundError(StrCat("kubernetes: no node ", node, " in the last observation"));
+  NodePatch patch;
+  patch.unschedulable = false;
+  patch.annotations[names_.cordon] = std::nullopt;
+  return client_.PatchNode(node, patch).status();
+}
+
+Status KubernetesBackend::Evict(const std::string& job, Duration grace, const Reason& why) {
+  TIDE_ASSIGN_OR_RETURN(std::vector<const Pod*> pods, PodsOf(job));
+  for (const Pod* p : pods) {
+    if (p->node_name.empty() || p->meta.deleted) continue;  // not running, or already going
+    Status s = client_.EvictPod(p->meta.namespace_name, p->meta.name, grace);
+    if (IsRefused(s)) {
+      Tell(*p, "EvictionRefused", StrCat("tide could not evict it (", why.text, "): ", Message(s)), true);
+      return Refused(StrCat("job ", job, ": ", Message(s)));
+    }
+    if (absl::IsNotFound(s)) continue;  // gone by itself
+    TIDE_RETURN_IF_ERROR(s);
+    Tell(*p, StrCat("Evicted", EventReason(why.cause)), StrCat("tide evicted it: ", why.text), false);
+  }
+  return OkStatus();
+}
+
+Status KubernetesBackend::Checkpoint(const std::string& job) {
+  return absl::UnimplementedError(
+      StrCat("kubernetes: no checkpoint signal apart from a stop (SIGTERM within the eviction's grace); job ", job));
+}
+
+Status KubernetesBackend::Requeue(const std::string& job) {
+  return absl::UnimplementedError(
+      StrCat("kubernetes: requeue is the Job controller's, after an eviction; job ", job));
+}
+
+Status KubernetesBackend::Cancel(const std::string& job, Duration grace, const Reason& why) {
+  TIDE_ASSIGN_OR_RETURN(std::vector<const Pod*> pods, PodsOf(job));
+  // Ending a Job's pods alone would have its controller recreate them: end
+  // the Job (its pods go with it). A pod no Job owns is deleted.
+  std::set<std::pair<std::string, std::string>> jobs_done;
+  for (const Pod* p : pods) {
+    const OwnerReference* owner = p->Controller();
+    Status s;
+    if (owner != nullptr && owner->kind == "Job") {
+      if (!jobs_done.insert({p->meta.namespace_name, owner->name}).second) continue;
+      s = client_.DeleteJob(p->meta.namespace_name, owner->name);
+    } else {
+      s = client_.DeletePod(p->meta.namespace_name, p->meta.name, grace);
+    }
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+    Tell(*p, StrCat("Cancelled", EventReason(why.cause)), StrCat("tide ended the job: ", why.text), false);
+  }
+  return OkStatus();
+}
+
+Status KubernetesBackend::Bind(const std::string& job, const std::vector<NodeWorkers>& where, const Reason& why) {
+  TIDE_ASSIGN_OR_RETURN(std::vector<const Pod*> pods, PodsOf(job));
+  std::vector<const Pod*> waiting;
+  for (const Pod* p : pods) {
+    if (p->node_name.empty()) waiting.push_back(p);
+  }
+  int workers = 0;
+  for (const auto& w : where) {
+    if (!NodeKnown(w.node)) return absl::NotFoundError(StrCat("kubernetes: job ", job, ": no node ", w.node));
+    workers += w.workers;
+  }
+  if (workers != static_cast<int>(waiting.size()) || waiting.size() != pods.size()) {
+    return absl::InvalidArgumentError(StrCat("kubernetes: job ", job, " has ", waiting.size(), " of ", pods.size(),
+                                             " pods waiting; the placement names ", workers, " workers"));
+  }
+  // Every pod or none: a binding that fails has the pods bound before it
+  // evicted again (their controller recreates them, waiting), so that a
+  // half-bound gang never holds nodes.
+  std::vector<const Pod*> bound;
+  size_t next = 0;
+  for (const auto& w : where) {
+    for (int i = 0; i < w.workers; ++i, ++next) {
+      const Pod* p = waiting[next];
+      Status s = client_.BindPod(p->meta.namespace_name, p->meta.name, w.node, p->meta.uid);
+      if (!s.ok()) {
+        for (const Pod* b : bound) (void)client_.EvictPod(b->meta.namespace_name, b->meta.name, Seconds(0));
+        return Status(s.code(), StrCat("kubernetes: job ", job, ": binding pod ", p->meta.name, " to ", w.node,
+                                       " failed, the gang's other bindings undone: ", Message(s)));
+      }
+      bound.push_back(p);
+    }
+  }
+  next = 0;
+  for (const auto& w : where) {
+    for (int i = 0; i < w.workers; ++i, ++next) {
+      Tell(*waiting[next], "Scheduled",
+           StrCat("tide placed gang ", job, " (", waiting.size(), " pods); this pod on ", w.node, ": ", why.text),
+           false);
+    }
+  }
+  return OkStatus();
+}
+
+Status KubernetesBackend::Resize(const std::string& job, const ResizeOrder& order, const Reason& why) {
+  return absl::UnimplementedError(StrCat("kubernetes: resizing a running gang is not carried out (job ", job, " to ",
+                                         order.workers, " workers: ", why.text, ")"));
+}
+
+Result<std::string> KubernetesBackend::RegisterNode(int pool, const std::vector<std::string>& taken) {
+  if (pool < 0 || pool >= static_cast<int>(options_.translate.pools.size())) {
+    return absl::InvalidArgumentError(StrCat("kubernetes: no pool ", pool));
+  }
+  std::set<std::string> used(taken.begin(), taken.end());
+  for (const Node& n : last_.nodes) used.insert(n.meta.name);
+  // A Node's name is a DNS subdomain: the pool's name, lowercased, with
+  // anything else made '-'.
+  std::string name = ToLower(options_.translate.pools[static_cast<size_t>(pool)].name);
+  for (char& c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) c = '-';
+  }
+  for (int i = 1;; ++i) {
+    std::string candidate = StrCat(name, "-", i);
+    if (used.count(candidate) == 0) return candidate;
+  }
+}
+
+Status KubernetesBackend::RemoveNode(const std::string& node) {
+  Status s = client_.DeleteNode(node);
+  return absl::IsNotFound(s) ? OkStatus() : s;
+}
+
+}  // namespace tide::backends::kube
