@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "autoscale/policy.h"
+#include "backends/kubernetes/kube_backend.h"
+#include "backends/kubernetes/kube_fake_api_test.h"
 #include "backends/slurm/slurm_backend.h"
 #include "config/config.h"
 #include "contract/workload_contract.h"
@@ -169,6 +171,71 @@ live:
   static constexpr bool kNamesOneAtATime = false;
   static bool StopAnswering(Env& env) {
     env.slurm.query_error = absl::UnavailableError("slurm_load_jobs error: Unable to contact slurm controller");
+    return true;
+  }
+};
+
+// The Kubernetes backend over an in-memory stand-in for the API server
+// (kube_fake_api_test.h): one pool "p0" of 8-GPU kwok-like nodes. A ready
+// node is a Ready Node object with GPUs allocatable; a running job is a
+// Job's pod bound to it and Running; a waiting one an unbound pod naming
+// tide's scheduler. Node names are free, so any node can be registered. The
+// stand-in applies bindings, evictions, deletions and node patches to its
+// objects, so everything shows on the next Observe; its `changes` are the
+// calls it answered 2xx (Events aside).
+struct KubernetesTraits {
+  static constexpr const char* kName = "Kubernetes";
+  struct Env {
+    backends::kube::testing::FakeApi api;
+    ManualClock clock{FromUnixSeconds(1'800'000'000)};
+    std::unique_ptr<backends::kube::KubernetesBackend> backend;
+    int nodes = 0, jobs = 0;
+  };
+  static std::unique_ptr<Env> Make() {
+    auto env = std::make_unique<Env>();
+    backends::kube::KubernetesBackendOptions o;
+    o.translate.pools = {backends::kube::ShapeOfPool(backends::kube::TideNames("tide.dev"), "p0", "on-demand")};
+    env->backend = std::make_unique<backends::kube::KubernetesBackend>(o, &env->api, &env->api, &env->clock);
+    return env;
+  }
+  static backends::WorkloadManager& Manager(Env& env) { return *env.backend; }
+  static std::optional<std::string> AddReadyNode(Env& env) {
+    backends::kube::Node n;
+    n.meta.name = StrCat("p0-node-", ++env.nodes);
+    n.meta.labels["tide.dev/pool"] = "p0";
+    n.capacity.gpus = n.allocatable.gpus = 8;
+    n.ready.status = "True";
+    env.api.objects.nodes.push_back(n);
+    return n.meta.name;
+  }
+  static backends::kube::Pod JobPod(Env& env) {
+    backends::kube::Pod p;
+    p.meta.namespace_name = "ml";
+    p.meta.name = StrCat("job-", ++env.jobs);
+    p.meta.uid = StrCat("uid-", env.jobs);
+    p.meta.owners.push_back({"Job", p.meta.name, StrCat("job-uid-", env.jobs), true});
+    p.scheduler_name = "tide";
+    p.requests.gpus = 8;
+    return p;
+  }
+  static std::optional<std::string> AddRunningJob(Env& env, const std::string& node) {
+    backends::kube::Pod p = JobPod(env);
+    p.node_name = node;
+    p.phase = "Running";
+    env.api.objects.pods.push_back(p);
+    return StrCat("ml/", p.meta.name);
+  }
+  static std::optional<std::string> AddWaitingJob(Env& env) {
+    env.api.objects.pods.push_back(JobPod(env));
+    return StrCat("ml/", env.api.objects.pods.back().meta.name);
+  }
+  static bool AddRegistrableNode(Env&) { return true; }
+  static std::vector<std::string> Effects(Env& env) { return env.api.changes; }
+  static Cause KeptCause(Cause given) { return given; }
+  static constexpr bool kShowsStopsAtOnce = true;
+  static constexpr bool kNamesOneAtATime = false;
+  static bool StopAnswering(Env& env) {
+    env.api.down = true;
     return true;
   }
 };
@@ -353,7 +420,7 @@ constexpr char kForgetsCordons[] = "BrokenForgetsCordons";
 constexpr char kSloppy[] = "BrokenSloppy";
 #endif  // TIDE_CONTRACT_SELFTEST
 
-using WorkloadManagers = ::testing::Types<FakeWorkloadTraits, SlurmTraits, SimTraits
+using WorkloadManagers = ::testing::Types<FakeWorkloadTraits, SlurmTraits, KubernetesTraits, SimTraits
 #ifdef TIDE_CONTRACT_SELFTEST
                                           ,
                                           BrokenTraits<SaysYes, kSaysYes>,

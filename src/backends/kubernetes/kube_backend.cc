@@ -262,6 +262,8 @@ Result<std::string> KubernetesBackend::RegisterNode(int pool, const std::vector<
 }
 
 Status KubernetesBackend::RemoveNode(const std::string& node) {
+  if (!NodeKnown(node)) return absl::NotFoundError(StrCat("kubernetes: no node ", node, " in the last observation"));
+  // Deleted since (the provider's own delete, say): that is what was asked.
   Status s = client_.DeleteNode(node);
   return absl::IsNotFound(s) ? OkStatus() : s;
 }

@@ -24,6 +24,7 @@ class FakeApi final : public Transport, public ObjectSource {
   std::set<std::string> failing_binds;  // "ns/name" whose binding fails (500)
   bool down = false;                    // the API server does not answer
   std::vector<std::string> calls;       // "METHOD path", events excluded
+  std::vector<std::string> changes;     // the calls that changed something (answered 2xx)
   std::vector<std::string> events;      // "reason: message"
 
   Result<ClusterObjects> Objects() override {
@@ -32,7 +33,15 @@ class FakeApi final : public Transport, public ObjectSource {
   }
 
   Result<Reply> Request(std::string_view method, std::string_view path, std::string_view body,
-                        std::string_view) override {
+                        std::string_view content_type) override {
+    Result<Reply> r = Answer(method, path, body, content_type);
+    if (r.ok() && r->status / 100 == 2 && !calls.empty() && calls.back() == StrCat(method, " ", path)) {
+      changes.push_back(calls.back());
+    }
+    return r;
+  }
+
+  Result<Reply> Answer(std::string_view method, std::string_view path, std::string_view body, std::string_view) {
     if (down) return absl::UnavailableError("fake: the API server does not answer");
     const std::vector<std::string_view> parts = Split(path.substr(0, path.find('?')), '/', true);
     if (method == "POST" && parts.size() == 5 && parts[4] == "events") {
