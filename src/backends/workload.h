@@ -162,6 +162,9 @@ struct Capabilities {
   bool requeue = false;
   bool cancel = false;
   bool resize = false;
+  // Explain: it shows people why a waiting job waits (Kubernetes: the pods'
+  // PodScheduled condition).
+  bool explain = false;
   // Node names come from a fixed list the manager was configured with (a
   // Slurm pool's CLOUD nodes): tide must buy under those names.
   bool fixed_node_names = false;
@@ -211,6 +214,11 @@ class WorkloadManager {
   virtual Status Bind(const std::string& job, const std::vector<NodeWorkers>& where, const Reason& why) = 0;
   // Resizes a running elastic job in place.
   virtual Status Resize(const std::string& job, const ResizeOrder& order, const Reason& why) = 0;
+  // Shows why the waiting job waits, where people look (tide's decision in a
+  // sentence). Only a manager whose capabilities say `explain` does.
+  virtual Status Explain(const std::string& job, const std::string& why) {
+    return absl::UnimplementedError(capabilities().name + ": cannot show why job " + job + " waits");
+  }
 
   // The name a node tide is about to buy for `pool` will join as, never one
   // of `taken` (nodes tide already holds a machine for, or picked earlier in

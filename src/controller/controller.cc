@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "controller/explain.h"
 #include "controller/exposition.h"
 #include "controller/reconcile.h"
 #include "controller/live_cost.h"
@@ -266,6 +267,7 @@ LoopReport Controller::RunLoop(Timestamp now) {
     LiveView view(&built, store_);
     Status s = applier_.Apply(r.plan, view, now, &r.acted);
     if (!s.ok()) LoopError(&r, "apply", s);
+    if (manager_->capabilities().explain) Explain(built, r.plan, now);
   }
   for (auto [name, n] : {std::pair{"create", r.acted.creates}, {"delete", r.acted.deletes},
                          {"cordon", r.acted.cordons}, {"uncordon", r.acted.uncordons},
@@ -278,6 +280,29 @@ LoopReport Controller::RunLoop(Timestamp now) {
   if (!options_.dry_run) RecordHistory(built, instances, now);
   Publish(r, &built, now);
   return r;
+}
+
+void Controller::Explain(const Built& built, const autoscale::ScalingPlan& plan, Timestamp now) {
+  std::map<std::string, std::string> said;
+  for (auto& [id, why] : WhyWaiting(config_.cluster, built.state, plan, now)) {
+    auto j = built.jobs.find(id);
+    if (j == built.jobs.end()) continue;
+    const std::string& key = j->second->key;
+    auto before = explained_.find(key);
+    if (before != explained_.end() && before->second == why) {
+      said[key] = std::move(why);
+      continue;
+    }
+    // Said only when it changes: a waiting job is explained once, not on
+    // every loop. A failure is said again next loop.
+    Status s = manager_->Explain(key, why);
+    if (s.ok()) {
+      said[key] = std::move(why);
+    } else if (!absl::IsNotFound(s)) {
+      log_(StrCat("error: explain job ", key, ": ", Message(s)));
+    }
+  }
+  explained_ = std::move(said);
 }
 
 void Controller::Place(Built* built, Timestamp now, LoopReport* r) {

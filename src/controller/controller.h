@@ -85,6 +85,8 @@ class Controller {
   // simulator's scheduler on the snapshot, its placements bound through the
   // applier and marked in the snapshot, so that RunOnce sees them starting.
   void Place(Built* built, Timestamp now, LoopReport* r);
+  // Tells the manager why each waiting job waits, when that changed.
+  void Explain(const Built& built, const autoscale::ScalingPlan& plan, Timestamp now);
   void LogPlan(const autoscale::ScalingPlan& plan, const Built& built, Timestamp now);
   void Publish(const LoopReport& r, const Built* built, Timestamp now);
   // After a successful loop: the sample of the snapshot it decided on and
@@ -112,6 +114,7 @@ class Controller {
   std::map<std::string, int64_t> acted_;                                // action -> count
   std::set<std::string> last_plan_lines_;
   std::set<std::string> skipped_logged_;
+  std::map<std::string, std::string> explained_;  // what each waiting job was last said to wait for, by key
   // (job key, submit) of the running jobs whose start is in the store.
   std::set<std::pair<std::string, int64_t>> starts_recorded_;
   int64_t loops_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "controller/fakes_test.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -145,9 +146,9 @@ struct Unscheduled {
   testing::FakeProvider provider;
   std::unique_ptr<Store> store = *Store::Open(":memory:");
   std::vector<std::string> log;
-  std::unique_ptr<Controller> Make() {
+  std::unique_ptr<Controller> Make(ControllerOptions options = {}) {
     return std::make_unique<Controller>(cfg, *autoscale::Autoscaler::Make(cfg.policies.tide), &manager, &provider,
-                                        store.get(), nullptr, ControllerOptions{},
+                                        store.get(), nullptr, options,
                                         [this](const std::string& l) { log.push_back(l); });
   }
   // A ready node of pool 0 that tide bought.
@@ -182,6 +183,51 @@ TEST(Controller, PlacesAndBindsJobsWhenTheManagerDoesNotScheduleThem) {
   ASSERT_TRUE(rep.ok) << rep.error;
   EXPECT_EQ(rep.placed, 0);
   EXPECT_EQ(rep.acted.creates, 0);
+}
+
+TEST(Controller, ExplainsWhyEachWaitingJobWaitsWhenThatChanges) {
+  Unscheduled u;
+  u.manager.caps.explain = true;
+  u.cfg.cluster.pools[0].max_nodes = 4;
+  u.manager.obs.jobs = {testing::FakeJob("ml/big", 2, 8)};
+  auto c = u.Make();
+  auto explains = [&] {
+    std::vector<std::string> out;
+    for (const auto& call : u.manager.calls) {
+      if (call.rfind("explain ", 0) == 0) out.push_back(call);
+    }
+    return out;
+  };
+  LoopReport rep = c->RunLoop(kNow);
+  ASSERT_TRUE(rep.ok) << rep.error;
+  EXPECT_EQ(rep.acted.creates, 2);
+  ASSERT_EQ(explains().size(), 1u);
+  EXPECT_THAT(explains()[0], ::testing::HasSubstr("explain ml/big: gang 2/2 waits for 2 nodes of pool "));
+  EXPECT_THAT(explains()[0], ::testing::HasSubstr(", bought now, ready in about "));
+  // The next loop: the nodes boot; the job is said to wait for them, once.
+  rep = c->RunLoop(kNow + Seconds(10));
+  ASSERT_TRUE(rep.ok) << rep.error;
+  rep = c->RunLoop(kNow + Seconds(20));
+  ASSERT_TRUE(rep.ok) << rep.error;
+  ASSERT_EQ(explains().size(), 2u) << StrJoin(explains(), "\n");
+  EXPECT_THAT(explains()[1], ::testing::HasSubstr("waits for nodes of pool "));
+  EXPECT_THAT(explains()[1], ::testing::HasSubstr(", booting, ready within a minute"));
+}
+
+TEST(Controller, ExplainsNothingInADryRunOrToAManagerThatCannotShowIt) {
+  Unscheduled u;
+  u.manager.obs.jobs = {testing::FakeJob("ml/big", 2, 8)};
+  auto c = u.Make();
+  ASSERT_TRUE(c->RunLoop(kNow).ok);
+  for (const auto& call : u.manager.calls) EXPECT_NE(call.rfind("explain ", 0), 0u) << call;
+  Unscheduled dry;
+  dry.manager.caps.explain = true;
+  dry.manager.obs.jobs = {testing::FakeJob("ml/big", 2, 8)};
+  ControllerOptions o;
+  o.dry_run = true;
+  auto d = dry.Make(o);
+  ASSERT_TRUE(d->RunLoop(kNow).ok);
+  EXPECT_TRUE(dry.manager.calls.empty()) << StrJoin(dry.manager.calls, "\n");
 }
 
 TEST(Controller, BuysOnlyInThePoolsAJobMayUse) {

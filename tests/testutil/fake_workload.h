@@ -38,6 +38,10 @@ class FakeWorkload final : public backends::WorkloadManager {
   }
 
   const backends::Capabilities& capabilities() const override { return caps; }
+  Status Explain(const std::string& job, const std::string& why) override {
+    if (!caps.explain) return WorkloadManager::Explain(job, why);
+    return Call(StrCat("explain ", job, ": ", why));
+  }
   Result<backends::Observation> Observe() override {
     if (!observe_error.ok()) return observe_error;
     return obs;

@@ -80,6 +80,7 @@ KubernetesBackend::KubernetesBackend(KubernetesBackendOptions options, Transport
   caps_.requeue = false;     // a Job's controller recreates evicted pods
   caps_.cancel = true;
   caps_.resize = false;
+  caps_.explain = true;
   caps_.fixed_node_names = false;
   caps_.job_attributes = {"namespace", "priorityClassName", "queue"};
 }
@@ -241,6 +242,16 @@ Status KubernetesBackend::Bind(const std::string& job, const std::vector<NodeWor
 Status KubernetesBackend::Resize(const std::string& job, const ResizeOrder& order, const Reason& why) {
   return absl::UnimplementedError(StrCat("kubernetes: resizing a running gang is not carried out (job ", job, " to ",
                                          order.workers, " workers: ", why.text, ")"));
+}
+
+Status KubernetesBackend::Explain(const std::string& job, const std::string& why) {
+  TIDE_ASSIGN_OR_RETURN(std::vector<const Pod*> pods, PodsOf(job));
+  for (const Pod* p : pods) {
+    if (!p->node_name.empty()) continue;
+    TIDE_RETURN_IF_ERROR(
+        client_.SetPodScheduled(p->meta.namespace_name, p->meta.name, "False", "Unschedulable", why, clock_->Now()));
+  }
+  return OkStatus();
 }
 
 Result<std::string> KubernetesBackend::RegisterNode(int pool, const std::vector<std::string>& taken) {

@@ -81,6 +81,10 @@ class KubernetesBackend final : public WorkloadManager {
   Status Cancel(const std::string& job, Duration grace, const Reason& why) override;
   Status Bind(const std::string& job, const std::vector<NodeWorkers>& where, const Reason& why) override;
   Status Resize(const std::string& job, const ResizeOrder& order, const Reason& why) override;
+  // Sets PodScheduled=False, reason Unschedulable, on the gang's waiting
+  // pods, with `why` as the message (what cluster-autoscaler and people
+  // read).
+  Status Explain(const std::string& job, const std::string& why) override;
   Result<std::string> RegisterNode(int pool, const std::vector<std::string>& taken) override;
   Status RemoveNode(const std::string& node) override;
 

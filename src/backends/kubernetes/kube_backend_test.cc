@@ -165,6 +165,21 @@ TEST(KubernetesBackendTest, CancelEndsTheJobOrTheBarePod) {
                                        "DELETE /api/v1/namespaces/ml/pods/solo?gracePeriodSeconds=10"));
 }
 
+TEST(KubernetesBackendTest, ExplainSetsTheWaitingPodsScheduledCondition) {
+  World w;
+  w.api.objects.pods[1].node_name = "n1";  // bound already: left alone
+  w.Observe();
+  ASSERT_TRUE(w.backend.capabilities().explain);
+  ASSERT_TRUE(w.backend.Explain("ml/llm", "gang 2/2 waits for 2 nodes of pool a100-od, booting").ok());
+  EXPECT_THAT(w.api.calls, ElementsAre("PATCH /api/v1/namespaces/ml/pods/w0/status"));
+  const Condition* c = w.api.FindPod("ml", "w0")->FindCondition("PodScheduled");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, "False");
+  EXPECT_EQ(c->reason, "Unschedulable");
+  EXPECT_EQ(c->message, "gang 2/2 waits for 2 nodes of pool a100-od, booting");
+  EXPECT_TRUE(absl::IsNotFound(w.backend.Explain("ml/nope", "x")));
+}
+
 TEST(KubernetesBackendTest, NodeNamesAreFreshAndValid) {
   World w;
   w.api.objects.nodes.push_back(ReadyNode("a100-od-1"));

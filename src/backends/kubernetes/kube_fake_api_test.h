@@ -69,6 +69,15 @@ class FakeApi final : public Transport, public ObjectSource {
         Erase(parts[3], parts[5]);
         return Reply{201, "{}"};
       }
+      if (method == "PATCH" && sub == "status") {
+        const nlohmann::json patch = nlohmann::json::parse(body);
+        for (const auto& c : patch["status"]["conditions"]) {
+          std::erase_if(pod->conditions, [&](const Condition& x) { return x.type == c.value("type", ""); });
+          pod->conditions.push_back({c.value("type", ""), c.value("status", ""), c.value("reason", ""),
+                                     c.value("message", "")});
+        }
+        return Reply{200, "{}"};
+      }
       if (method == "DELETE" && sub.empty()) {
         Erase(parts[3], parts[5]);
         return Reply{200, "{}"};
