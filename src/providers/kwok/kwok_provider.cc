@@ -111,23 +111,12 @@ Result<std::vector<kube::Node>> KwokProvider::Sweep(Timestamp now) {
       if (!s.ok() && !absl::IsNotFound(s)) return Mapped(s);
       continue;
     }
-    if (Find(node.meta.annotations, kKwokNodeAnnotation) == nullptr) {
-      TIDE_ASSIGN_OR_RETURN(std::optional<Timestamp> ready_at, TimeAnnotation(node, ready_at_annotation_));
-      if (!ready_at || *ready_at <= now) {  // booted: hand it to kwok
-        kube::NodePatch patch;
-        patch.annotations[std::string(kKwokNodeAnnotation)] = std::string(kKwokNodeValue);
-        Result<kube::Node> patched = client_->PatchNode(name, patch);
-        if (absl::IsNotFound(patched.status())) continue;  // deleted meanwhile
-        if (!patched.ok()) return Mapped(patched.status());
-        node = std::move(*patched);
-      }
-    }
     out.push_back(std::move(node));
   }
   return out;
 }
 
-Result<Instance> KwokProvider::ToInstance(const kube::Node& node) const {
+Result<Instance> KwokProvider::ToInstance(const kube::Node& node, Timestamp now) const {
   Instance i;
   i.id = StrCat(kKwokIdPrefix, node.meta.name);
   i.node = node.meta.name;
@@ -135,12 +124,13 @@ Result<Instance> KwokProvider::ToInstance(const kube::Node& node) const {
   if (const std::string* key = Find(node.meta.annotations, key_annotation_)) i.idempotency_key = *key;
   TIDE_ASSIGN_OR_RETURN(std::optional<Timestamp> created, TimeAnnotation(node, created_annotation_));
   i.created = created ? *created : node.meta.created;
+  TIDE_ASSIGN_OR_RETURN(std::optional<Timestamp> ready_at, TimeAnnotation(node, ready_at_annotation_));
   if (node.meta.deleted) {
     i.state = "terminating";
-  } else if (Find(node.meta.annotations, kKwokNodeAnnotation) != nullptr) {
-    i.state = "running";
-  } else {
+  } else if (ready_at && *ready_at > now) {
     i.state = "pending";
+  } else {
+    i.state = "running";
   }
   return i;
 }
@@ -156,7 +146,7 @@ Result<Instance> KwokProvider::Create(const CreateRequest& request, Timestamp no
   if (!request.idempotency_key.empty()) {
     for (const kube::Node& n : nodes) {
       const std::string* key = Find(n.meta.annotations, key_annotation_);
-      if (key != nullptr && *key == request.idempotency_key) return ToInstance(n);
+      if (key != nullptr && *key == request.idempotency_key) return ToInstance(n, now);
     }
   }
 
@@ -175,7 +165,7 @@ Result<Instance> KwokProvider::Create(const CreateRequest& request, Timestamp no
   t.annotations[key_annotation_] = request.idempotency_key;
   t.annotations[created_annotation_] = FormatTimestamp(now);
   t.annotations[ready_at_annotation_] = FormatTimestamp(ready_at);
-  if (ready_at <= now) t.annotations[std::string(kKwokNodeAnnotation)] = std::string(kKwokNodeValue);
+  t.annotations[std::string(kKwokNodeAnnotation)] = std::string(kKwokNodeValue);
   t.taints = po.taints;
   t.provider_id = StrCat(kKwokIdPrefix, request.node);
   t.capacity[std::string(kube::kGpuResource)] = StrCat(po.gpus);
@@ -192,7 +182,7 @@ Result<Instance> KwokProvider::Create(const CreateRequest& request, Timestamp no
     if (!there.ok()) return Mapped(there.status());
     const std::string* key = Find(there->meta.annotations, key_annotation_);
     const std::string* mine = Find(there->meta.labels, provider_label_);
-    if (mine != nullptr && key != nullptr && *key == request.idempotency_key) return ToInstance(*there);
+    if (mine != nullptr && key != nullptr && *key == request.idempotency_key) return ToInstance(*there, now);
     return absl::AlreadyExistsError(
         StrCat("kwok provider: create node ", request.node, ": a node of that name exists ",
                mine == nullptr ? std::string("that the kwok provider did not make")
@@ -200,7 +190,7 @@ Result<Instance> KwokProvider::Create(const CreateRequest& request, Timestamp no
                                         request.idempotency_key, "'")));
   }
   if (!made.ok()) return Mapped(made.status());
-  return ToInstance(*made);
+  return ToInstance(*made, now);
 }
 
 Status KwokProvider::Delete(const std::string& instance_id, const std::string& idempotency_key, Timestamp now) {
@@ -226,7 +216,7 @@ Result<std::vector<Instance>> KwokProvider::List(Timestamp now) {
   std::vector<Instance> out;
   out.reserve(nodes.size());
   for (const kube::Node& n : nodes) {
-    TIDE_ASSIGN_OR_RETURN(Instance i, ToInstance(n));
+    TIDE_ASSIGN_OR_RETURN(Instance i, ToInstance(n, now));
     out.push_back(std::move(i));
   }
   return out;

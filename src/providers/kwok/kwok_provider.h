@@ -15,19 +15,27 @@
 //                + the pool's extra labels
 //   annotations  P/idempotency-key       the CreateRequest's key
 //                P/created, P/ready-at   RFC 3339; ready-at = created + the request's boot delay
-//                kwok.x-k8s.io/node: fake  only once ready-at has passed (below)
+//                kwok.x-k8s.io/node: fake  from the start: kwok manages the node
 //                P/interruption-at       RFC 3339, with the taint P/interruption:NoSchedule: a spot notice
 //   spec         providerID kwok://<name>, the pool's taints
 //   status       capacity = allocatable: nvidia.com/gpu, MIG slices, cpu, memory, pods
 //
-// The boot delay: a node is created without the kwok annotation, so kwok
-// leaves it NotReady. Every List, Interruptions and Create call first sweeps
-// tide's kwok nodes: a node whose ready-at has passed gets the kwok
-// annotation (PATCH), and kwok makes it Ready within a second; a node whose
-// interruption-at has passed is deleted ("notice, then deletion"). The
-// controller calls List every loop, so a boot ends within a loop of its
-// time. Instance.state is "pending" before the annotation, "running" after,
-// "terminating" while the Node has a deletionTimestamp.
+// The boot delay is kwok's to play: the test bed's kwok Stage
+// "tide-node-ready-at" (scripts/k8s-testbed) makes a node annotated
+// tide.dev/ready-at Ready at that time, not before. The node carries the kwok
+// annotation from its creation because kwok v0.8.0 manages only nodes that
+// match its selector when they are ADDED: one annotated later by a PATCH
+// never gets its Lease and stays NotReady (node_controller.go calls
+// onNodeManagedFunc for Added and Sync events only). A kwok without that
+// Stage (or a label prefix other than tide.dev) makes the node Ready at once;
+// the provider still reports it "pending" until ready-at.
+//
+// Instance.state is "pending" before ready-at, "running" from then,
+// "terminating" while the Node has a deletionTimestamp. Every List,
+// Interruptions and Create call first sweeps tide's kwok nodes: a node whose
+// interruption-at has passed is deleted ("notice, then deletion"); the
+// controller calls List every loop, so the deletion comes within a loop of
+// its time.
 //
 // Instance.id is the providerID, "kwok://<node name>"; Delete also accepts a
 // bare node name.
@@ -88,8 +96,8 @@ class KwokProvider final : public CloudProvider {
   std::string Name() const override { return "kwok"; }
 
   // Sweeps, then returns the node carrying request.idempotency_key if there
-  // is one (buying nothing), else POSTs the Node request.node (with the kwok
-  // annotation at once when the boot delay is zero). AlreadyExists when a
+  // is one (buying nothing), else POSTs the Node request.node, ready at
+  // now + request.boot_delay. AlreadyExists when a
   // node of that name exists with another key (or was not made by tide).
   Result<Instance> Create(const CreateRequest& request, Timestamp now) override;
   // DELETEs the Node; one already gone is OK.
@@ -115,10 +123,10 @@ class KwokProvider final : public CloudProvider {
   std::string Selector() const;
 
  private:
-  // Lists tide's kwok nodes, then boots (annotates) and reclaims (deletes)
-  // those whose time has come. Returns the nodes still there, as patched.
+  // Lists tide's kwok nodes and deletes those whose interruption notice has
+  // run out. Returns the nodes still there.
   Result<std::vector<backends::kube::Node>> Sweep(Timestamp now);
-  Result<Instance> ToInstance(const backends::kube::Node& node) const;
+  Result<Instance> ToInstance(const backends::kube::Node& node, Timestamp now) const;
 
   Options options_;
   backends::kube::Client* client_;

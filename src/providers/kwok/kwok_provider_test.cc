@@ -56,10 +56,6 @@ class KwokProviderTest : public ::testing::Test {
     EXPECT_NE(n, nullptr) << "no node " << name;
     return n != nullptr ? *n : kNone;
   }
-  bool KwokAnnotated(const std::string& name) {
-    const json* n = api_.Get(name);
-    return n != nullptr && (*n)["metadata"]["annotations"].contains("kwok.x-k8s.io/node");
-  }
 
   FakeNodesApi api_;
   Client client_;
@@ -88,7 +84,7 @@ TEST_F(KwokProviderTest, CreatePostsTheNodeWithThePoolsShape) {
   EXPECT_EQ(ann["tide.dev/idempotency-key"], "key-1");
   EXPECT_EQ(ann["tide.dev/created"], "2026-01-05T00:00:00Z");
   EXPECT_EQ(ann["tide.dev/ready-at"], "2026-01-05T00:00:30Z");
-  EXPECT_FALSE(ann.contains("kwok.x-k8s.io/node")) << "booting: kwok must not take it yet";
+  EXPECT_EQ(ann["kwok.x-k8s.io/node"], "fake") << "kwok must manage it from its creation";
   EXPECT_EQ(n["spec"]["providerID"], "kwok://gpu-1");
   EXPECT_EQ(n["spec"]["taints"][0]["key"], "nvidia.com/gpu");
   for (const char* field : {"capacity", "allocatable"}) {
@@ -108,43 +104,33 @@ TEST_F(KwokProviderTest, MigSlicesBecomeResources) {
   EXPECT_EQ(Node("mig-1")["metadata"]["labels"]["karpenter.sh/capacity-type"], "on-demand");
 }
 
-TEST_F(KwokProviderTest, BootDelayKeepsItPendingThenHandsItToKwok) {
+TEST_F(KwokProviderTest, PendingUntilReadyAtThenRunning) {
   ASSERT_TRUE(provider_.Create(Request("gpu-1", "key-1", Seconds(30)), kNow).ok());
   auto early = provider_.List(kNow + Seconds(29));
   ASSERT_TRUE(early.ok()) << early.status();
   ASSERT_EQ(early->size(), 1u);
   EXPECT_EQ((*early)[0].state, "pending");
-  EXPECT_FALSE(KwokAnnotated("gpu-1"));
-  EXPECT_EQ(api_.Count("PATCH"), 0);
-
   auto due = provider_.List(kNow + Seconds(30));
   ASSERT_TRUE(due.ok()) << due.status();
   ASSERT_EQ(due->size(), 1u);
   EXPECT_EQ((*due)[0].state, "running");
-  EXPECT_TRUE(KwokAnnotated("gpu-1"));
-  EXPECT_EQ(Node("gpu-1")["metadata"]["annotations"]["kwok.x-k8s.io/node"], "fake");
-  EXPECT_EQ(api_.Count("PATCH"), 1);
-
-  ASSERT_TRUE(provider_.List(kNow + Seconds(60)).ok());
-  EXPECT_EQ(api_.Count("PATCH"), 1) << "annotated once";
+  EXPECT_EQ(api_.Count("PATCH"), 0) << "the boot is kwok's to play, from the annotation";
 }
 
-TEST_F(KwokProviderTest, InterruptionsAndCreateAlsoEndBoots) {
-  ASSERT_TRUE(provider_.Create(Request("gpu-1", "key-1", Seconds(30)), kNow).ok());
-  ASSERT_TRUE(provider_.Interruptions(kNow + Seconds(31)).ok());
-  EXPECT_TRUE(KwokAnnotated("gpu-1"));
-  ASSERT_TRUE(provider_.Create(Request("gpu-2", "key-2", Seconds(30)), kNow).ok());
-  ASSERT_TRUE(provider_.Create(Request("gpu-3", "key-3", Seconds(30)), kNow + Seconds(30)).ok());
-  EXPECT_TRUE(KwokAnnotated("gpu-2"));
-  EXPECT_FALSE(KwokAnnotated("gpu-3"));
+// A node made before the ready-at annotation existed (or by hand) is up.
+TEST_F(KwokProviderTest, ANodeWithoutReadyAtIsRunning) {
+  api_.Put({{"metadata", {{"name", "old-1"}, {"labels", {{"tide.dev/provider", "kwok"}}}}}});
+  auto list = provider_.List(kNow);
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].state, "running");
+  EXPECT_EQ((*list)[0].created, kNow) << "metadata.creationTimestamp stands in";
 }
 
 TEST_F(KwokProviderTest, NoBootDelayIsRunningAtOnce) {
   auto made = provider_.Create(Request("gpu-1", "key-1"), kNow);
   ASSERT_TRUE(made.ok()) << made.status();
   EXPECT_EQ(made->state, "running");
-  EXPECT_TRUE(KwokAnnotated("gpu-1"));
-  EXPECT_EQ(api_.Count("PATCH"), 0);
 }
 
 TEST_F(KwokProviderTest, CreateIsIdempotentOnTheKey) {
@@ -327,16 +313,20 @@ INSTANTIATE_TEST_SUITE_P(
                   "HTTP 200 but the reply is not a JSON object"}),
     [](const ::testing::TestParamInfo<FaultCase>& i) { return i.param.name; });
 
-TEST_F(KwokProviderTest, AFailedPatchNamesTheNode) {
-  ASSERT_TRUE(provider_.Create(Request("gpu-1", "key-1", Seconds(30)), kNow).ok());
-  // The list answers; the PATCH that ends the boot does not.
+TEST_F(KwokProviderTest, AFailedReclaimNamesTheNode) {
+  ASSERT_TRUE(provider_.Create(Request("gpu-1", "key-1"), kNow).ok());
+  ASSERT_TRUE(provider_.InjectInterruption("gpu-1", kNow + Seconds(10)).ok());
+  // The list answers; the DELETE that carries out the notice does not.
   const json* n = api_.Get("gpu-1");
   api_.injected.push_back(Reply{200, json{{"kind", "NodeList"}, {"metadata", {{"resourceVersion", "9"}}},
                                           {"items", json::array({*n})}}.dump()});
   api_.injected.push_back(Reply{503, R"({"kind":"Status","message":"etcdserver: request timed out"})"});
-  auto list = provider_.List(kNow + Seconds(30));
+  auto list = provider_.List(kNow + Seconds(10));
   EXPECT_TRUE(absl::IsUnavailable(list.status())) << list.status();
-  EXPECT_THAT(Msg(list.status()), HasSubstr("patch node gpu-1: HTTP 503"));
+  EXPECT_THAT(Msg(list.status()), HasSubstr("delete node gpu-1: HTTP 503"));
+  auto later = provider_.List(kNow + Seconds(11));
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_TRUE(later->empty()) << "carried out on the next call";
 }
 
 TEST_F(KwokProviderTest, AnUnreadableTimeAnnotationIsUnavailable) {
