@@ -23,6 +23,7 @@
 #include "core/strings.h"
 #include "metrics/prometheus.h"
 #include "providers/exec/exec_provider.h"
+#include "providers/kwok/kwok_config.h"
 #include "providers/local/local_provider.h"
 
 namespace tide::cli {
@@ -103,6 +104,12 @@ int Run(const RunArgs& args) {
     return ReportFailure(absl::InvalidArgumentError(
         StrCat(args.config, ": no `live:` section; `tide run` needs one (docs/live.md)")));
   }
+  if (cfg->live.provider.kind == "kwok" && cfg->live.backend != "kubernetes") {
+    // Before the backend: the configuration is wrong whatever the backend can do.
+    return ReportFailure(absl::InvalidArgumentError(StrCat(
+        args.config, ": live.provider.kind: kwok makes Kubernetes Node objects, which join Kubernetes, not ",
+        cfg->live.backend, "; use live.backend: kubernetes, or the local or exec provider (docs/providers.md)")));
+  }
   auto backend = backends::MakeBackend(*cfg);
   if (!backend.ok()) return ReportFailure(backend.status());
   if (Status s = controller::CheckClassRules(*cfg, backend->manager->capabilities()); !s.ok()) {
@@ -125,10 +132,10 @@ int Run(const RunArgs& args) {
 
   std::unique_ptr<providers::CloudProvider> provider;
   if (live.provider.kind == "kwok") {
-    return ReportFailure(absl::UnimplementedError(
-        StrCat(args.config, ": live.provider.kind: kwok: the kwok provider is not in this build yet")));
-  }
-  if (live.provider.kind == "local") {
+    auto kwok = providers::MakeKwokProvider(*cfg);
+    if (!kwok.ok()) return ReportFailure(kwok.status());
+    provider = std::move(*kwok);
+  } else if (live.provider.kind == "local") {
     providers::LocalProvider::Options lo;
     lo.state_dir = live.provider.state_dir;
     lo.slurmd = live.provider.slurmd;

@@ -5,7 +5,8 @@
 // chose it).
 //
 // Implementations: local/ (each instance is a real slurmd on this machine),
-// exec/ (user-configured commands for a cloud's CLI), and the simulator's
+// exec/ (user-configured commands for a cloud's CLI), kwok/ (Kubernetes Node
+// objects that the test bed's kwok makes Ready), and the simulator's
 // simulated cloud (sim/sim_cloud.h). tests/contract/ checks each against
 // this contract.
 #ifndef TIDE_PROVIDERS_PROVIDER_H_
@@ -31,7 +32,7 @@ struct CreateRequest {
   // Unique per create decision. A second Create with the same key returns
   // the instance of the first and buys nothing (the call is idempotent).
   std::string idempotency_key;
-  Duration boot_delay{};  // local provider only: how long its "boot" takes
+  Duration boot_delay{};  // local and kwok providers: how long its "boot" takes
   backends::Reason why;   // why tide buys it (scale-up or forecast), for the provider's records
 };
 

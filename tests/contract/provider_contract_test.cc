@@ -1,10 +1,12 @@
 // The CloudProvider contract (provider_contract.h) over every implementation:
 // the local provider (with a stand-in for slurmd), the exec provider (over
-// an in-memory fake cloud) and the simulator's cloud. A new provider gets
+// an in-memory fake cloud), the kwok provider (over an in-memory Nodes API)
+// and the simulator's cloud. A new provider gets
 // the suite by writing its traits here and adding them to ProviderTypes.
 //
-// With -DTIDE_CONTRACT_SELFTEST=ON the list also holds BrokenProvider, whose
-// tests must fail: that shows the suite can tell a broken provider.
+// With -DTIDE_CONTRACT_SELFTEST=ON the list also holds BrokenProvider and a
+// kwok provider that forgets idempotency keys, whose tests must fail: that
+// shows the suite can tell a broken provider.
 #include <stdlib.h>
 
 #include <cstdint>
@@ -14,6 +16,8 @@
 #include <utility>
 
 #include "autoscale/policy.h"
+#include "backends/kubernetes/kube_client.h"
+#include "backends/kubernetes/kube_fake_nodes_test.h"
 #include "contract/broken_provider.h"
 #include "contract/fake_cloud_runner.h"
 #include "contract/provider_contract.h"
@@ -22,6 +26,7 @@
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 #include "providers/exec/exec_provider.h"
+#include "providers/kwok/kwok_provider.h"
 #include "providers/local/local_provider.h"
 #include "sim/simulator.h"
 #include "testutil/builders.h"
@@ -113,6 +118,37 @@ class ExecTraits {
   int nodes_ = 0;
 };
 
+// The kwok provider over an in-memory Nodes API: the Node objects are its
+// records.
+class KwokTraits {
+ public:
+  static constexpr const char* kName = "Kwok";
+
+  KwokTraits() : client_(&api_), provider_(Options(), &client_) {}
+
+  providers::CloudProvider& provider() { return provider_; }
+  std::string pool() { return "kwok-spot"; }
+  std::string NextNode() { return StrCat("kwok-node-", ++nodes_); }
+  Timestamp now() { return kNow; }
+  Status Interrupt(const providers::Instance& instance, Timestamp at) {
+    return provider_.InjectInterruption(instance.node, at);
+  }
+
+ protected:
+  static providers::KwokProvider::Options Options() {
+    providers::KwokProvider::Options o;
+    providers::KwokProvider::PoolOptions spot;
+    spot.capacity_type = "spot";
+    o.pools["kwok-spot"] = spot;
+    return o;
+  }
+
+  backends::kube::testing::FakeNodesApi api_;
+  backends::kube::Client client_;
+  providers::KwokProvider provider_;
+  int nodes_ = 0;
+};
+
 // The simulator's cloud, on a one-pool spot cluster that starts with one
 // node (so List is not empty to begin with), before any event has run.
 class SimCloudTraits {
@@ -158,6 +194,42 @@ class SimCloudTraits {
 };
 
 #ifdef TIDE_CONTRACT_SELFTEST
+// The real kwok provider behind a wrapper that loses each request's
+// idempotency key (a fresh key per call, as a provider that ignored it
+// would): a retry cannot find what the first call bought.
+class BrokenKwokTraits : public KwokTraits {
+ public:
+  static constexpr const char* kName = "BrokenKwok";
+  BrokenKwokTraits() : forgetful_(&provider_) {}
+  providers::CloudProvider& provider() { return forgetful_; }
+
+ private:
+  class Forgetful final : public providers::CloudProvider {
+   public:
+    explicit Forgetful(providers::CloudProvider* real) : real_(real) {}
+    std::string Name() const override { return real_->Name(); }
+    Result<providers::Instance> Create(const providers::CreateRequest& request, Timestamp now) override {
+      providers::CreateRequest r = request;
+      r.idempotency_key = StrCat(request.idempotency_key, "-", ++calls_);  // wrong on purpose
+      Result<providers::Instance> made = real_->Create(r, now);
+      if (made.ok()) made->idempotency_key = request.idempotency_key;
+      return made;
+    }
+    Status Delete(const std::string& id, const std::string& key, Timestamp now) override {
+      return real_->Delete(id, key, now);
+    }
+    Result<std::vector<providers::Instance>> List(Timestamp now) override { return real_->List(now); }
+    Result<std::vector<providers::Interruption>> Interruptions(Timestamp now) override {
+      return real_->Interruptions(now);
+    }
+
+   private:
+    providers::CloudProvider* real_;
+    int calls_ = 0;
+  };
+  Forgetful forgetful_;
+};
+
 class BrokenTraits {
  public:
   static constexpr const char* kName = "Broken";
@@ -176,10 +248,10 @@ class BrokenTraits {
 };
 #endif
 
-using ProviderTypes = ::testing::Types<LocalTraits, ExecTraits, SimCloudTraits
+using ProviderTypes = ::testing::Types<LocalTraits, ExecTraits, KwokTraits, SimCloudTraits
 #ifdef TIDE_CONTRACT_SELFTEST
                                        ,
-                                       BrokenTraits
+                                       BrokenTraits, BrokenKwokTraits
 #endif
                                        >;
 
