@@ -35,9 +35,14 @@ Cause CauseOf(const Action& a) {
   return Cause::kNone;
 }
 
-std::string JobList(const std::vector<model::JobId>& jobs) {
+// The jobs by the manager's keys ("default/g1", a Slurm job id), as people
+// know them; an id the view does not know as itself.
+std::string JobList(const View& view, const std::vector<model::JobId>& jobs) {
   std::vector<std::string> s;
-  for (size_t i = 0; i < jobs.size() && i < 8; ++i) s.push_back(StrCat(jobs[i]));
+  for (size_t i = 0; i < jobs.size() && i < 8; ++i) {
+    const model::Job* j = view.FindJob(jobs[i]);
+    s.push_back(j != nullptr ? view.JobKey(*j) : StrCat(jobs[i]));
+  }
   if (jobs.size() > 8) s.push_back(StrCat("and ", jobs.size() - 8, " more"));
   return StrJoin(s, ",");
 }
@@ -158,7 +163,7 @@ Status Applier::ScaleUp(const Action& a, const View& view, Timestamp now, ApplyS
     if (journal_ != nullptr) {
       // The live log: one line per node bought.
       Log(StrCat("bought node ", *name, " (pool ", pool.name, ", ", model::TierName(pool.tier), ", instance ",
-                 inst->id, ", key ", key, ") for jobs ", JobList(a.jobs), ": ", a.reason));
+                 inst->id, ", key ", key, ") for jobs ", JobList(view, a.jobs), ": ", a.reason));
     }
     if (manager_->capabilities().fixed_node_names) named_.push_back(*name);
     taken.push_back(std::move(*name));
@@ -255,7 +260,7 @@ Status Applier::Stop(const Action& a, const View& view, Timestamp now, ApplyStat
       releasing = releasing && n != nullptr && (releasing_.contains(id) || view.Releasing(*n));
     }
     if (!releasing) {
-      Refuse(stats, StrCat(kind, " jobs ", JobList(a.jobs), ": their node is not being released"));
+      Refuse(stats, StrCat(kind, " jobs ", JobList(view, a.jobs), ": their node is not being released"));
       ++o->refused;
       return OkStatus();
     }

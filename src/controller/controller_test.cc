@@ -202,8 +202,8 @@ TEST(Controller, ExplainsWhyEachWaitingJobWaitsWhenThatChanges) {
   ASSERT_TRUE(rep.ok) << rep.error;
   EXPECT_EQ(rep.acted.creates, 2);
   ASSERT_EQ(explains().size(), 1u);
-  EXPECT_THAT(explains()[0], ::testing::HasSubstr("explain ml/big: gang 2/2 waits for 2 nodes of pool "));
-  EXPECT_THAT(explains()[0], ::testing::HasSubstr(", bought now, ready in about "));
+  EXPECT_THAT(explains()[0], ::testing::HasSubstr("explain ml/big: gang 2/2 waits for nodes of pool "));
+  EXPECT_THAT(explains()[0], ::testing::HasSubstr(": 2 bought now, ready in about "));
   // The next loop: the nodes boot; the job is said to wait for them, once.
   rep = c->RunLoop(kNow + Seconds(10));
   ASSERT_TRUE(rep.ok) << rep.error;

@@ -36,8 +36,10 @@ std::map<model::JobId, std::string> WhyWaiting(const model::ClusterSpec& spec, c
       const model::Job& j = *it->second;
       if (a.kind == autoscale::ActionKind::kScaleUp && a.pool >= 0 && a.pool < static_cast<int>(spec.pools.size())) {
         const model::NodePool& p = spec.pools[static_cast<size_t>(a.pool)];
-        out[id] = StrCat(Gang(j), " waits for ", a.count, a.count == 1 ? " node" : " nodes", " of pool ", p.name,
-                         ", bought now, ready ", ReadyIn(p.boot_delay.Expected()));
+        const size_t others = a.jobs.size() - 1;
+        out[id] = StrCat(Gang(j), " waits for nodes of pool ", p.name, ": ", a.count, " bought now",
+                         others == 0 ? std::string() : StrCat(" for it and ", others, others == 1 ? " other job" : " other jobs"),
+                         ", ready ", ReadyIn(p.boot_delay.Expected()));
       } else if (a.kind == autoscale::ActionKind::kAtMax) {
         out[id] = StrCat(Gang(j), " waits: ", a.cause.empty() ? a.reason : a.cause);
       } else if (a.kind == autoscale::ActionKind::kUnschedulable) {
