@@ -80,27 +80,35 @@ d = json.load(sys.stdin)
 v = eval(sys.argv[1])
 print(v if not isinstance(v, (list, dict)) else json.dumps(v))' "$1"; }
 
-# gang_job NAME PODS GPUS [COMPLETE-AFTER]: a batch/v1 Job whose PODS pods are
-# one Kueue plain-pod group (a gang), each asking for GPUS GPUs, with
-# schedulerName tide; kwok completes each pod COMPLETE-AFTER after it runs.
+# gang_job NAME PODS GPUS [COMPLETE-AFTER [PRIORITY-CLASS [EXTRA-ANNOTATIONS-JSON]]]:
+# a batch/v1 Job whose PODS pods are one Kueue plain-pod group (a gang), each
+# asking for GPUS GPUs, with schedulerName tide; kwok completes each pod
+# COMPLETE-AFTER after it runs.
 gang_job() {
   api POST "/apis/batch/v1/namespaces/$NS/jobs" "$(python3 - "$@" <<'PY'
 import json, sys
 name, pods, gpus = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 after = sys.argv[4] if len(sys.argv) > 4 else "1h"
-print(json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+cls = sys.argv[5] if len(sys.argv) > 5 else ""
+extra = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
+job = ({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
   "spec": {"parallelism": pods, "completions": pods, "backoffLimit": 100, "template": {
     "metadata": {"labels": {"kueue.x-k8s.io/pod-group-name": name},
                  "annotations": {"kueue.x-k8s.io/pod-group-total-count": str(pods), "tide.dev/complete-after": after}},
     "spec": {"schedulerName": "tide", "restartPolicy": "Never",
              "containers": [{"name": "train", "image": "train:latest",
-                             "resources": {"requests": {"nvidia.com/gpu": gpus}, "limits": {"nvidia.com/gpu": gpus}}}]}}}}))
+                             "resources": {"requests": {"nvidia.com/gpu": gpus}, "limits": {"nvidia.com/gpu": gpus}}}]}}}})
+tmpl = job["spec"]["template"]
+tmpl["metadata"]["annotations"].update(extra)
+if cls: tmpl["spec"]["priorityClassName"] = cls
+print(json.dumps(job))
 PY
 )"
   [ "$CODE" = 201 ] || bad "create Job $1: HTTP $CODE: ${BODY:0:200}"
 }
 
-# tide_config POOLS-YAML [EXTRA-LIVE-YAML]: writes $DIR/tide/cluster.yaml.
+# tide_config POOLS-YAML [EXTRA-LIVE-YAML]: writes $DIR/tide/cluster.yaml
+# (POLICY_EXTRA: more keys for policies.tide, starting with ", ").
 tide_config() {
   cat > "$DIR/tide/cluster.yaml" <<YAML
 pools:
@@ -111,7 +119,7 @@ priority_classes:
   - {name: low, value: 10, preemptible: true}
 default_priority_class: normal
 policies:
-  tide: {scan_interval: 2s, pending_grace: 0s, idle_release_after: 15s}
+  tide: {scan_interval: 2s, pending_grace: 0s, idle_release_after: 15s${POLICY_EXTRA:-}}
 live:
   state: state.db
   loop_interval: 2s
@@ -127,4 +135,15 @@ tide_start() {
   TIDE_PID=$!
   wait_for 10 'grep -q "tide: started" "$DIR/tide/tide.log"' || { bad "tide did not start"; cat "$DIR/tide/tide.log"; exit 1; }
   HTTP_PORT=$(grep -o 'http on 127.0.0.1:[0-9]*' "$DIR/tide/tide.log" | head -1 | cut -d: -f2)
+}
+
+# priority_class NAME VALUE: a scheduling.k8s.io/v1 PriorityClass.
+priority_class() {
+  api POST /apis/scheduling.k8s.io/v1/priorityclasses "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"$1\"},\"value\":$2}"
+  [ "$CODE" = 201 ] || bad "create PriorityClass $1: HTTP $CODE: ${BODY:0:200}"
+}
+# pods_of JOB: "name phase node" of its pods, one per line.
+pods_of() {
+  api GET "/api/v1/namespaces/$NS/pods?labelSelector=job-name=$1"
+  jget '"\n".join(" ".join([p["metadata"]["name"], p["status"].get("phase", "?"), p["spec"].get("nodeName", "-")] + (["deleting"] if p["metadata"].get("deletionTimestamp") else [])) for p in d["items"])'
 }
