@@ -266,8 +266,10 @@ Result<std::string> KubernetesBackend::RegisterNode(int pool, const std::vector<
   for (char& c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) c = '-';
   }
-  for (int i = 1;; ++i) {
-    std::string candidate = StrCat(name, "-", i);
+  // Never a name handed out before: a node given back keeps its name to
+  // itself while its Node object goes away.
+  for (int& i = next_index_[pool];; ) {
+    std::string candidate = StrCat(name, "-", ++i);
     if (used.count(candidate) == 0) return candidate;
   }
 }

@@ -22,6 +22,7 @@
 #ifndef TIDE_BACKENDS_KUBERNETES_KUBE_BACKEND_H_
 #define TIDE_BACKENDS_KUBERNETES_KUBE_BACKEND_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -102,6 +103,7 @@ class KubernetesBackend final : public WorkloadManager {
   const Clock* clock_;
   Capabilities caps_;
   ClusterObjects last_;  // what the last Observe saw
+  std::map<int, int> next_index_;  // by pool: the last index RegisterNode handed out
   bool observed_ = false;
 };
 

@@ -185,6 +185,7 @@ TEST(KubernetesBackendTest, NodeNamesAreFreshAndValid) {
   w.api.objects.nodes.push_back(ReadyNode("a100-od-1"));
   w.Observe();
   EXPECT_EQ(*w.backend.RegisterNode(0, {"a100-od-2"}), "a100-od-3");
+  EXPECT_EQ(*w.backend.RegisterNode(0, {}), "a100-od-4");  // not 2 again
   EXPECT_EQ(*w.backend.RegisterNode(1, {}), "a100-spot-1");
   EXPECT_FALSE(w.backend.RegisterNode(5, {}).ok());
   EXPECT_TRUE(w.backend.RemoveNode("n1").ok());

@@ -95,7 +95,7 @@ TEST_F(KwokIntegrationTest, BootsListsInterruptsAndDeletes) {
   // Bought with a 2 s boot delay: the Node is there at once, NotReady.
   auto made = provider.Create(Request("kwok-spot-0", "integration-key-0", Seconds(2)), clock_.Now());
   ASSERT_TRUE(made.ok()) << made.status();
-  EXPECT_EQ(made->id, "kwok://kwok-spot-0");
+  EXPECT_TRUE(made->id.rfind("kwok://kwok-spot-0/", 0) == 0) << made->id;
   EXPECT_EQ(made->state, "pending");
   auto node = client_->GetNode("kwok-spot-0");
   ASSERT_TRUE(node.ok()) << node.status();

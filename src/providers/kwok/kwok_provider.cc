@@ -51,9 +51,22 @@ bool IsLabelValue(std::string_view v) {
   return std::all_of(v.begin(), v.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+// An instance id is "kwok://NAME/UID": the Node's name, and the uid of the
+// Node object made for this purchase. A later purchase may reuse the name;
+// its uid differs, so an old id never names the new node.
 std::string NodeNameOf(std::string_view id) {
   if (id.starts_with(kKwokIdPrefix)) id.remove_prefix(kKwokIdPrefix.size());
-  return std::string(id);
+  return std::string(id.substr(0, id.find('/')));
+}
+
+std::string UidOf(std::string_view id) {
+  const size_t slash = id.starts_with(kKwokIdPrefix) ? id.find('/', kKwokIdPrefix.size()) : id.find('/');
+  return slash == std::string_view::npos ? std::string() : std::string(id.substr(slash + 1));
+}
+
+std::string InstanceId(const kube::Node& node) {
+  return node.meta.uid.empty() ? StrCat(kKwokIdPrefix, node.meta.name)
+                               : StrCat(kKwokIdPrefix, node.meta.name, "/", node.meta.uid);
 }
 
 const std::string* Find(const std::map<std::string, std::string>& m, std::string_view key) {
@@ -118,7 +131,7 @@ Result<std::vector<kube::Node>> KwokProvider::Sweep(Timestamp now) {
 
 Result<Instance> KwokProvider::ToInstance(const kube::Node& node, Timestamp now) const {
   Instance i;
-  i.id = StrCat(kKwokIdPrefix, node.meta.name);
+  i.id = InstanceId(node);
   i.node = node.meta.name;
   if (const std::string* pool = Find(node.meta.labels, pool_label_)) i.pool = *pool;
   if (const std::string* key = Find(node.meta.annotations, key_annotation_)) i.idempotency_key = *key;
@@ -201,6 +214,8 @@ Status KwokProvider::Delete(const std::string& instance_id, const std::string& i
   Result<kube::Node> node = client_->GetNode(name);
   if (absl::IsNotFound(node.status())) return OkStatus();
   if (!node.ok()) return Mapped(node.status());
+  // A node of the same name made by a later purchase: this instance is gone.
+  if (const std::string uid = UidOf(instance_id); !uid.empty() && uid != node->meta.uid) return OkStatus();
   const std::string* mine = Find(node->meta.labels, provider_label_);
   if (mine == nullptr || *mine != kKwokProviderValue) {
     return absl::FailedPreconditionError(StrCat("kwok provider: delete node ", name, ": it has no label ",
@@ -227,7 +242,7 @@ Result<std::vector<Interruption>> KwokProvider::Interruptions(Timestamp now) {
   std::vector<Interruption> out;
   for (const kube::Node& n : nodes) {
     TIDE_ASSIGN_OR_RETURN(std::optional<Timestamp> at, TimeAnnotation(n, interruption_at_annotation_));
-    if (at && *at > now) out.push_back({StrCat(kKwokIdPrefix, n.meta.name), n.meta.name, *at});
+    if (at && *at > now) out.push_back({InstanceId(n), n.meta.name, *at});
   }
   return out;
 }

@@ -15,6 +15,7 @@ using backends::kube::Reply;
 using backends::kube::testing::FakeNodesApi;
 using json = nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 const Timestamp kNow = FromUnixSeconds(1767571200);  // 2026-01-05T00:00:00Z
 
@@ -65,7 +66,7 @@ class KwokProviderTest : public ::testing::Test {
 TEST_F(KwokProviderTest, CreatePostsTheNodeWithThePoolsShape) {
   auto made = provider_.Create(Request("gpu-1", "key-1", Seconds(30)), kNow);
   ASSERT_TRUE(made.ok()) << made.status();
-  EXPECT_EQ(made->id, "kwok://gpu-1");
+  EXPECT_THAT(made->id, StartsWith("kwok://gpu-1/"));  // and the Node's uid
   EXPECT_EQ(made->node, "gpu-1");
   EXPECT_EQ(made->pool, "a100-spot");
   EXPECT_EQ(made->idempotency_key, "key-1");
@@ -148,11 +149,12 @@ TEST_F(KwokProviderTest, CreateIsIdempotentOnTheKey) {
 // The POST went through but its reply was lost: the retry's POST finds the
 // name taken, and the node is ours by its key.
 TEST_F(KwokProviderTest, CreateAfterALostReplyReturnsTheNodeMade) {
-  ASSERT_TRUE(provider_.Create(Request("gpu-1", "key-1"), kNow).ok());
+  auto first = provider_.Create(Request("gpu-1", "key-1"), kNow);
+  ASSERT_TRUE(first.ok()) << first.status();
   api_.injected.push_back(Reply{200, R"({"kind":"NodeList","metadata":{"resourceVersion":"1"},"items":[]})"});
   auto again = provider_.Create(Request("gpu-1", "key-1"), kNow);
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(again->id, "kwok://gpu-1");
+  EXPECT_EQ(again->id, first->id);
   EXPECT_EQ(api_.size(), 1u);
 }
 
@@ -186,6 +188,17 @@ TEST_F(KwokProviderTest, DeleteTwiceIsOk) {
   EXPECT_TRUE(provider_.Delete(made->id, "del-1", kNow).ok());
   EXPECT_TRUE(provider_.Delete("gpu-1", "del-1", kNow).ok()) << "a bare node name";
   EXPECT_EQ(api_.Count("DELETE"), 1);
+}
+
+TEST_F(KwokProviderTest, AnOldIdNeverNamesALaterNodeOfTheSameName) {
+  auto old = provider_.Create(Request("gpu-1", "key-1"), kNow);
+  ASSERT_TRUE(old.ok()) << old.status();
+  ASSERT_TRUE(provider_.Delete(old->id, "del-1", kNow).ok());
+  auto later = provider_.Create(Request("gpu-1", "key-2"), kNow);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_NE(later->id, old->id);  // the store never sees an id come back
+  ASSERT_TRUE(provider_.Delete(old->id, "del-1", kNow).ok());  // the old one is gone: done
+  EXPECT_NE(api_.Get("gpu-1"), nullptr);                      // the later one stays
 }
 
 TEST_F(KwokProviderTest, DeleteLeavesNodesItDidNotMake) {
