@@ -1,6 +1,7 @@
 #include "backends/kubernetes/kube_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <utility>
 
@@ -43,6 +44,11 @@ Result<ClusterObjects> InformerSource::Objects() {
   if (threads_.empty()) {
     for (InformerBase* i : std::initializer_list<InformerBase*>{&pods_, &nodes_, &groups_}) {
       threads_.emplace_back([i](std::stop_token stop) { i->Run(stop); });
+    }
+    // The first call waits a little for the first lists, so that tide's
+    // first loop does not report an error for what is only a start.
+    for (int waited = 0; waited < 100 && !(pods_.Synced() && nodes_.Synced()); ++waited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
   for (const InformerBase* i : std::initializer_list<const InformerBase*>{&pods_, &nodes_}) {
