@@ -1,5 +1,5 @@
 // The Kubernetes client against a real API server: the test bed that
-// tests/integration/k8s/kube_client.sh starts (scripts/k8s-testbed). Reads
+// tests/integration/k8s/run_gtest.sh starts (scripts/k8s-testbed). Reads
 // the test bed's DIR/env from $TIDE_K8S_ENV; skips (GTEST_SKIP) without it.
 // Not a unit test: registered only under the `integration` label.
 #include <fstream>
@@ -46,7 +46,7 @@ class KubeIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* env_file = std::getenv("TIDE_K8S_ENV");
-    if (env_file == nullptr) GTEST_SKIP() << "TIDE_K8S_ENV is not set: run tests/integration/k8s/kube_client.sh";
+    if (env_file == nullptr) GTEST_SKIP() << "TIDE_K8S_ENV is not set: run tests/integration/k8s/run_gtest.sh";
     env_ = ReadEnv(env_file);
     auto conn = LoadKubeconfig(env_["KUBECONFIG"]);
     ASSERT_TRUE(conn.ok()) << conn.status();

@@ -1,5 +1,5 @@
 // The kwok provider against a real API server and a real kwok: the test bed
-// that tests/integration/k8s/kwok_provider.sh starts (scripts/k8s-testbed).
+// that tests/integration/k8s/run_gtest.sh starts (scripts/k8s-testbed).
 // Reads the test bed's DIR/env from $TIDE_K8S_ENV; skips (GTEST_SKIP)
 // without it. Not a unit test: registered only under the `integration`
 // label. Times are the real clock's (the provider is handed clock.Now()),
@@ -53,7 +53,7 @@ class KwokIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* env_file = std::getenv("TIDE_K8S_ENV");
-    if (env_file == nullptr) GTEST_SKIP() << "TIDE_K8S_ENV is not set: run tests/integration/k8s/kwok_provider.sh";
+    if (env_file == nullptr) GTEST_SKIP() << "TIDE_K8S_ENV is not set: run tests/integration/k8s/run_gtest.sh";
     env_ = ReadEnv(env_file);
     auto conn = kube::LoadKubeconfig(env_["KUBECONFIG"]);
     ASSERT_TRUE(conn.ok()) << conn.status();

@@ -30,7 +30,6 @@ k8s_init() {
   for p in curl openssl python3; do
     command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (scripts/deps installs it)"; exit 77; }
   done
-  [ -x "$TIDE" ] || { echo "FAIL: no tide binary at $TIDE"; exit 1; }
   if ! "$TB" build; then
     command -v go >/dev/null || { echo "SKIP: the test bed is not built and Go is missing (see scripts/k8s-testbed)"; exit 77; }
     exit 1
@@ -131,6 +130,7 @@ YAML
 }
 
 tide_start() {
+  [ -x "$TIDE" ] || { bad "no tide binary at $TIDE"; exit 1; }
   "$TIDE" run -c "$DIR/tide/cluster.yaml" "$@" > "$DIR/tide/tide.log" 2>&1 &
   TIDE_PID=$!
   wait_for 10 'grep -q "tide: started" "$DIR/tide/tide.log"' || { bad "tide did not start"; cat "$DIR/tide/tide.log"; exit 1; }
