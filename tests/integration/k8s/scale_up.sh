@@ -60,4 +60,7 @@ case "$ev" in
   *Scheduled*) ok "Events from tide: $ev" ;;
   *) bad "no Scheduled Event from tide: $ev" ;;
 esac
-grep -q "error" "$DIR/tide/tide.log" && note "tide logged errors: $(grep -m3 error "$DIR/tide/tide.log" | tr '\n' ' ')"
+# Worth reading when it happens (a slow first list under load), not a failure.
+if grep -q "error" "$DIR/tide/tide.log"; then
+  note "tide logged errors: $(grep -m3 error "$DIR/tide/tide.log" | tr '\n' ' ')"
+fi
