@@ -256,6 +256,9 @@ Status KubernetesBackend::Explain(const std::string& job, const std::string& why
     if (!p->node_name.empty()) continue;
     TIDE_RETURN_IF_ERROR(
         client_.SetPodScheduled(p->meta.namespace_name, p->meta.name, "False", "Unschedulable", why, clock_->Now()));
+    // And an Event, so that `kubectl describe` and event streams show tide's
+    // decision (a scale-up, a limit) as they show the scheduler's.
+    Tell(*p, "Waiting", why, false);
   }
   return OkStatus();
 }

@@ -84,7 +84,7 @@ class KubernetesBackend final : public WorkloadManager {
   Status Resize(const std::string& job, const ResizeOrder& order, const Reason& why) override;
   // Sets PodScheduled=False, reason Unschedulable, on the gang's waiting
   // pods, with `why` as the message (what cluster-autoscaler and people
-  // read).
+  // read), and posts it as a "Waiting" Event on each.
   Status Explain(const std::string& job, const std::string& why) override;
   Result<std::string> RegisterNode(int pool, const std::vector<std::string>& taken) override;
   Status RemoveNode(const std::string& node) override;

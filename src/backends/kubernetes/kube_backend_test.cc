@@ -177,6 +177,7 @@ TEST(KubernetesBackendTest, ExplainSetsTheWaitingPodsScheduledCondition) {
   EXPECT_EQ(c->status, "False");
   EXPECT_EQ(c->reason, "Unschedulable");
   EXPECT_EQ(c->message, "gang 2/2 waits for 2 nodes of pool a100-od, booting");
+  EXPECT_THAT(w.api.events, ElementsAre("Waiting: gang 2/2 waits for 2 nodes of pool a100-od, booting"));
   EXPECT_TRUE(absl::IsNotFound(w.backend.Explain("ml/nope", "x")));
 }
 

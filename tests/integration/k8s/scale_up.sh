@@ -57,8 +57,8 @@ n=$(nodes)
 api GET "/api/v1/namespaces/$NS/events"
 ev=$(jget 'sorted({e["reason"] for e in d["items"] if e.get("source",{}).get("component") == "tide" or e.get("reportingComponent") == "tide"})')
 case "$ev" in
-  *Scheduled*) ok "Events from tide: $ev" ;;
-  *) bad "no Scheduled Event from tide: $ev" ;;
+  *Scheduled*Waiting*) ok "Events from tide: $ev" ;;
+  *) bad "no Scheduled and Waiting Events from tide: $ev" ;;
 esac
 # Worth reading when it happens (a slow first list under load), not a failure.
 if grep -q "error" "$DIR/tide/tide.log"; then
