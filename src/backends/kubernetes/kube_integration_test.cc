@@ -13,41 +13,25 @@
 #include "backends/kubernetes/kube_watch.h"
 #include "core/strings.h"
 #include "gmock/gmock.h"
+#include "backends/kubernetes/kube_testbed_test.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
 namespace tide::backends::kube {
 namespace {
 
+using testing::ReadTestBedEnv;
+using testing::WaitFor;
+
 using json = nlohmann::json;
 using ::testing::HasSubstr;
-
-std::map<std::string, std::string> ReadEnv(const std::string& path) {
-  std::map<std::string, std::string> env;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
-}
-
-// Polls `ok` until it holds or `seconds` pass (a bound on waiting for the
-// server, never an assertion on how long anything took).
-bool WaitFor(int seconds, const std::function<bool()>& ok) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    if (ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return ok();
-}
 
 class KubeIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* env_file = std::getenv("TIDE_K8S_ENV");
     if (env_file == nullptr) GTEST_SKIP() << "TIDE_K8S_ENV is not set: run tests/integration/k8s/run_gtest.sh";
-    env_ = ReadEnv(env_file);
+    env_ = ReadTestBedEnv(env_file);
     auto conn = LoadKubeconfig(env_["KUBECONFIG"]);
     ASSERT_TRUE(conn.ok()) << conn.status();
     auto t = HttpTransport::Create(*conn);

@@ -14,6 +14,7 @@
 #include "backends/kubernetes/kube_http.h"
 #include "core/strings.h"
 #include "gmock/gmock.h"
+#include "backends/kubernetes/kube_testbed_test.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "providers/kwok/kwok_provider.h"
@@ -21,26 +22,11 @@
 namespace tide::providers {
 namespace {
 
+using backends::kube::testing::ReadTestBedEnv;
+using backends::kube::testing::WaitFor;
+
 namespace kube = backends::kube;
 using json = nlohmann::json;
-
-std::map<std::string, std::string> ReadEnv(const std::string& path) {
-  std::map<std::string, std::string> env;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
-}
-
-bool WaitFor(int seconds, const std::function<bool()>& ok) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    if (ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return ok();
-}
 
 const Instance* Find(const std::vector<Instance>& list, const std::string& node) {
   for (const Instance& i : list) {
@@ -54,7 +40,7 @@ class KwokIntegrationTest : public ::testing::Test {
   void SetUp() override {
     const char* env_file = std::getenv("TIDE_K8S_ENV");
     if (env_file == nullptr) GTEST_SKIP() << "TIDE_K8S_ENV is not set: run tests/integration/k8s/run_gtest.sh";
-    env_ = ReadEnv(env_file);
+    env_ = ReadTestBedEnv(env_file);
     auto conn = kube::LoadKubeconfig(env_["KUBECONFIG"]);
     ASSERT_TRUE(conn.ok()) << conn.status();
     auto t = kube::HttpTransport::Create(*conn);
