@@ -19,13 +19,15 @@ note() { echo "[$(el)s] $*"; }
 wait_for() {
   local end=$(($(date +%s) + $1))
   while [ "$(date +%s)" -le "$end" ]; do
-    if eval "$2"; then return 0; fi
-    sleep 0.5
+    if eval "$2" > /dev/null 2>&1; then return 0; fi
+    sleep 0.2
   done
   return 1
 }
 
-k8s_init() {
+# Exits 77 (skipped) when the test bed cannot run here; builds it if need be
+# (nothing when it is built).
+k8s_require() {
   if [ -n "${TIDE_K8S_SKIP:-}" ]; then echo "SKIP: $TIDE_K8S_SKIP"; exit 77; fi
   for p in curl openssl python3; do
     command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (scripts/deps installs it)"; exit 77; }
@@ -34,6 +36,10 @@ k8s_init() {
     command -v go >/dev/null || { echo "SKIP: the test bed is not built and Go is missing (see scripts/k8s-testbed)"; exit 77; }
     exit 1
   fi
+}
+
+k8s_init() {
+  k8s_require
   DIR=$(mktemp -d "${TMPDIR:-/tmp}/tide-k8s-$1.XXXXXX")
   mkdir -p "$DIR/tide"
   trap k8s_finish EXIT
@@ -76,7 +82,8 @@ api() {
 # jget PYTHON-EXPR: evaluates EXPR on the JSON in BODY, as `d`.
 jget() { printf '%s' "$BODY" | python3 -c 'import json, sys
 d = json.load(sys.stdin)
-v = eval(sys.argv[1])
+try: v = eval(sys.argv[1])
+except (KeyError, IndexError, TypeError): v = ""
 print(v if not isinstance(v, (list, dict)) else json.dumps(v))' "$1"; }
 
 # gang_job NAME PODS GPUS [COMPLETE-AFTER [PRIORITY-CLASS [EXTRA-ANNOTATIONS-JSON]]]:

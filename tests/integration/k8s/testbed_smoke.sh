@@ -11,25 +11,9 @@
 # PID and fails if anything of it is still running.
 #
 #   tests/integration/k8s/testbed_smoke.sh        (KEEP=1 keeps the folder and logs)
-set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-TB=$ROOT/scripts/k8s-testbed
-PASS=0 FAIL=0
-T0=$(date +%s.%N)
-el() { awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-ok() { PASS=$((PASS + 1)); echo "[$(el)s] PASS $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "[$(el)s] FAIL $*"; }
-note() { echo "[$(el)s] $*"; }
-
-if [ -n "${TIDE_K8S_SKIP:-}" ]; then echo "SKIP: $TIDE_K8S_SKIP"; exit 77; fi
-for p in curl openssl python3; do
-  command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (scripts/deps installs it)"; exit 77; }
-done
-
-if ! "$TB" build; then
-  command -v go >/dev/null || { echo "SKIP: the test bed is not built and Go is missing (see scripts/k8s-testbed)"; exit 77; }
-  exit 1
-fi
+# ok, bad, note, wait_for, api, jget and the skip rules are lib.sh's.
+. "$(dirname "$0")/lib.sh"
+k8s_require
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/tide-k8s-smoke.XXXXXX")
 finish() {
   local rc=$?
@@ -62,28 +46,6 @@ ok "test bed started in $(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%
 TOKEN=$(cat "$K8S_TOKEN_FILE")
 NS=default
 
-# api METHOD PATH [BODY [CONTENT-TYPE]]: sets CODE and BODY.
-api() {
-  CODE=$(curl -sS -o "$DIR/body" -w '%{http_code}' -X "$1" --cacert "$K8S_CA_FILE" \
-    -H "Authorization: Bearer $TOKEN" -H "Content-Type: ${4:-application/json}" \
-    ${3:+--data-binary "$3"} "$K8S_API$2") || CODE=000
-  BODY=$(cat "$DIR/body")
-}
-# jget PYTHON-EXPR: evaluates EXPR on the JSON in BODY, as `d`.
-jget() { printf '%s' "$BODY" | python3 -c 'import json, sys
-d = json.load(sys.stdin)
-try: v = eval(sys.argv[1])
-except (KeyError, IndexError, TypeError): v = ""
-print(v if not isinstance(v, (dict, list)) else json.dumps(v))' "$1"; }
-# wait_for SECONDS 'shell condition'
-wait_for() {
-  local end=$(($(date +%s) + $1))
-  while [ "$(date +%s)" -le "$end" ]; do
-    if eval "$2" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  return 1
-}
 phase() { api GET "/api/v1/namespaces/$NS/pods/$1"; jget 'd["status"].get("phase","")'; }
 cond() { # cond POD TYPE FIELD
   api GET "/api/v1/namespaces/$NS/pods/$1"
