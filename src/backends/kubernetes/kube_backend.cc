@@ -10,10 +10,6 @@
 namespace tide::backends::kube {
 namespace {
 
-bool Live(const Pod& p) {
-  return p.phase != "Succeeded" && p.phase != "Failed" && !(p.meta.deleted && p.node_name.empty());
-}
-
 // An Event's reason for a cause: CamelCase, as Kubernetes' own.
 std::string EventReason(Cause c) {
   std::string out;
@@ -104,7 +100,7 @@ bool KubernetesBackend::NodeKnown(const std::string& node) const {
 Result<std::vector<const Pod*>> KubernetesBackend::PodsOf(const std::string& job) const {
   std::vector<const Pod*> out;
   for (const Pod& p : last_.pods) {
-    if (p.scheduler_name != options_.translate.scheduler_name || !Live(p)) continue;
+    if (p.scheduler_name != options_.translate.scheduler_name || !LivePod(p)) continue;
     if (GangOfPod(p).key == job) out.push_back(&p);
   }
   if (out.empty()) return absl::NotFoundError(StrCat("kubernetes: no live pods of job ", job, " in the last observation"));

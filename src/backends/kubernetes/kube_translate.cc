@@ -12,8 +12,11 @@ namespace {
 
 bool Terminal(const Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
 
-// A pod that still counts: not ended, and not an unbound pod being deleted.
-bool Live(const Pod& p) { return !Terminal(p) && !(p.meta.deleted && p.node_name.empty()); }
+}  // namespace
+
+bool LivePod(const Pod& p) { return !Terminal(p) && !(p.meta.deleted && p.node_name.empty()); }
+
+namespace {
 
 // Pods that do not make a node busy: a DaemonSet's run on every node, a
 // mirror pod is the kubelet's own (cluster-autoscaler ignores both too).
@@ -164,7 +167,7 @@ ObservedJob TranslateGang(const GangOf& gang, const std::vector<const Pod*>& pod
     // A pod no controller owns is gone for good once evicted.
     requeueable = requeueable && p->Controller() != nullptr;
     all_succeeded = all_succeeded && p->phase == "Succeeded";
-    if (Live(*p)) live.push_back(p);
+    if (LivePod(*p)) live.push_back(p);
   }
   j.requeueable = requeueable;
   if (live.empty()) {

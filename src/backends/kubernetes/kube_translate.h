@@ -92,6 +92,9 @@ struct GangOf {
 };
 GangOf GangOfPod(const Pod& pod);
 
+// A pod that still counts: not ended, and not an unbound pod being deleted.
+bool LivePod(const Pod& pod);
+
 // Whether a pod may run on a node of `pool`: its node selector and required
 // node affinity match the pool's labels, and it tolerates the pool's taints.
 bool PodFitsPool(const Pod& pod, const PoolShape& pool);
