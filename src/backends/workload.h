@@ -121,6 +121,10 @@ struct ObservedJob {
   bool requeueable = true;          // it may be put back in the queue
   PoolSet pools = kAnyPool;         // the pools whose nodes it may use
   std::vector<std::string> nodes;   // where it runs, one entry per worker (a node twice: two workers there); empty while it waits
+  // The names utilization metrics give its running parts, when they name
+  // them rather than the job ("namespace/pod" on Kubernetes, from the DCGM
+  // exporter's pod and namespace labels); empty: they name the job by key.
+  std::vector<std::string> members;
   std::string team;                 // a user, account or namespace
   Timestamp submit{};
   Timestamp start{};      // when this run started (0: not started)

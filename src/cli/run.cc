@@ -161,6 +161,8 @@ int Run(const RunArgs& args) {
     po.metric = live.metrics.metric;
     po.node_label = live.metrics.node_label;
     po.job_label = live.metrics.job_label;
+    po.pod_label = live.metrics.pod_label;
+    po.namespace_label = live.metrics.namespace_label;
     po.scale = live.metrics.scale;
     prometheus = std::make_unique<metrics::PrometheusSource>(po);
   }

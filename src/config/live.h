@@ -85,6 +85,8 @@ struct MetricsSettings {
   std::string metric = "DCGM_FI_DEV_GPU_UTIL";
   std::string node_label = "Hostname";
   std::string job_label = "hpc_job";
+  std::string pod_label = "pod";              // with namespace_label: the pod (Kubernetes)
+  std::string namespace_label = "namespace";
   double scale = 100;
 };
 

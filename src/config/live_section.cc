@@ -323,12 +323,14 @@ Status ParseLive(const Field& f, const std::string& config_path, const model::Cl
     l->provider.state_dir = (std::filesystem::path(l->state).parent_path() / "local-provider").string();
   }
   if (auto m = f.Get("metrics")) {
-    TIDE_RETURN_IF_ERROR(m->OnlyKeys({"prometheus", "metric", "node_label", "job_label", "scale"}));
+    TIDE_RETURN_IF_ERROR(m->OnlyKeys({"prometheus", "metric", "node_label", "job_label", "pod_label", "namespace_label", "scale"}));
     MetricsSettings& o = l->metrics;
     TIDE_RETURN_IF_ERROR(Opt(*m, "prometheus", &o.prometheus, str));
     TIDE_RETURN_IF_ERROR(Opt(*m, "metric", &o.metric, str));
     TIDE_RETURN_IF_ERROR(Opt(*m, "node_label", &o.node_label, str));
     TIDE_RETURN_IF_ERROR(Opt(*m, "job_label", &o.job_label, str));
+    TIDE_RETURN_IF_ERROR(Opt(*m, "pod_label", &o.pod_label, str));
+    TIDE_RETURN_IF_ERROR(Opt(*m, "namespace_label", &o.namespace_label, str));
     TIDE_RETURN_IF_ERROR(Opt(*m, "scale", &o.scale, [](const Field& x) { return x.Number(1e-9, 1e9); }));
     if (!o.prometheus.empty() && o.prometheus.rfind("http://", 0) != 0) {
       return m->Get("prometheus")->Error("expected an http:// URL, e.g. http://127.0.0.1:9090");

@@ -5,6 +5,7 @@
 
 #include "controller/explain.h"
 #include "controller/exposition.h"
+#include "controller/job_utilization.h"
 #include "controller/reconcile.h"
 #include "controller/live_cost.h"
 #include "core/strings.h"
@@ -86,35 +87,9 @@ void Controller::FeedMetrics(const backends::Observation& obs, const Built& buil
                 "; utilization unknown this loop (never read as idle)"));
     return;
   }
-  std::map<std::string, double> by_job;
-  std::map<std::string, int> job_series;
-  for (const auto& s : *samples) {
-    if (s.job.empty()) continue;
-    by_job[s.job] += s.util;
-    ++job_series[s.job];
-  }
-  const auto by_node = metrics::NodeUtilization(*samples);
-  for (const auto& j : obs.jobs) {
-    if (j.phase != backends::JobPhase::kRunning || j.nodes.empty()) continue;
-    auto known = built.job_of_key.find(j.key);
-    if (known == built.job_of_key.end()) continue;  // not in tide's pools
-    const model::JobId id = known->second;
-    if (auto it = by_job.find(j.key); it != by_job.end()) {
-      history_.Record(id, it->second / job_series[j.key], now);
-      continue;
-    }
-    // No per-job series: the mean of its nodes, only if every node reported.
-    double sum = 0;
-    bool all = true;
-    for (const auto& n : j.nodes) {
-      auto it = by_node.find(n);
-      if (it == by_node.end()) {
-        all = false;
-        break;
-      }
-      sum += it->second;
-    }
-    if (all) history_.Record(id, sum / static_cast<double>(j.nodes.size()), now);
+  for (const auto& [key, util] : JobUtilization(obs, *samples)) {
+    auto known = built.job_of_key.find(key);
+    if (known != built.job_of_key.end()) history_.Record(known->second, util, now);  // else not in tide's pools
   }
 }
 

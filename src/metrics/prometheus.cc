@@ -144,8 +144,14 @@ Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view text, const 
 
     UtilSample s;
     s.node = label(options.node_label);
-    if (s.node.empty()) {
-      return absl::InvalidArgumentError(StrCat(where, ": no ", options.node_label, " label (live.metrics.node_label)"));
+    if (const std::string pod = label(options.pod_label), ns = label(options.namespace_label);
+        !pod.empty() && !ns.empty()) {
+      s.pod = StrCat(ns, "/", pod);
+    }
+    if (s.node.empty() && s.pod.empty()) {
+      return absl::InvalidArgumentError(StrCat(where, ": no ", options.node_label,
+                                               " label (live.metrics.node_label), and no ", options.pod_label,
+                                               " and ", options.namespace_label, " labels"));
     }
     s.job = label(options.job_label);
     if (int gpu = -1; ParseInt(label(options.gpu_label), &gpu) && gpu >= 0) s.gpu = gpu;
@@ -169,6 +175,7 @@ Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view text, const 
 std::map<std::string, double> NodeUtilization(const std::vector<UtilSample>& samples) {
   std::map<std::string, std::pair<double, int>> sums;
   for (const auto& s : samples) {
+    if (s.node.empty()) continue;
     auto& [sum, n] = sums[s.node];
     sum += s.util;
     ++n;

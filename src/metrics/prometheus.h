@@ -26,13 +26,19 @@ struct PrometheusOptions {
   // What to query: a metric name or any PromQL expression giving an
   // instant vector of per-GPU utilization.
   std::string metric = "DCGM_FI_DEV_GPU_UTIL";
-  // The label naming the node (the Slurm node name), required on every
-  // series. The DCGM exporter's is "Hostname".
+  // The label naming the node (the Slurm or Kubernetes node name),
+  // required on every series that names no pod. The DCGM exporter's is
+  // "Hostname".
   std::string node_label = "Hostname";
   // The label naming the Slurm job, used when a series carries it (the DCGM
   // exporter's HPC job mapping). Not "job": Prometheus sets that to the
   // scrape job's name.
   std::string job_label = "hpc_job";
+  // The labels naming the pod using the GPU and its namespace, which the
+  // DCGM exporter adds on Kubernetes: a series with both names the pod
+  // "namespace/pod" (backends::ObservedJob::members).
+  std::string pod_label = "pod";
+  std::string namespace_label = "namespace";
   // The label holding the GPU's index on its node; optional.
   std::string gpu_label = "gpu";
   // The value that means fully busy: 100 for percent, 1 for fractions.
@@ -43,15 +49,17 @@ struct PrometheusOptions {
 
 // One series of the reply: one GPU.
 struct UtilSample {
-  std::string node;
-  std::string job;  // empty when the series has no job label
+  std::string node;  // empty only when the series names a pod
+  std::string job;   // empty when the series has no job label
   int gpu = -1;     // -1 when the series has no (integer) GPU label
   double util = 0;  // 0..1: value / scale, values above scale read as 1
+  std::string pod;  // "namespace/pod"; empty when the series names none
 };
 
 // Reads the body of an /api/v1/query reply. InvalidArgument, naming what,
 // unless it is JSON with status "success" and data.resultType "vector",
-// and every series has a non-empty node label and a value [time, "number"]
+// and every series has a non-empty node label (or pod and namespace
+// labels) and a value [time, "number"]
 // that is finite and not negative. An empty result is an empty vector: no
 // GPU reported (which is not the same as idle GPUs).
 Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view json, const PrometheusOptions& options);

@@ -89,6 +89,34 @@ TEST(ParseQueryResponseTest, OtherLabelNames) {
   EXPECT_EQ((*got)[0].gpu, 3);
 }
 
+TEST(ParseQueryResponseTest, KubernetesPodMapping) {
+  // The DCGM exporter on Kubernetes: a GPU in use carries its pod's name
+  // and namespace; a free one only the node's. A series naming a pod needs
+  // no node label.
+  auto got = ParseQueryResponse(
+      Vector(Series(R"("Hostname":"n1","gpu":"0","namespace":"ml","pod":"train-0","container":"main")", "90") + "," +
+             Series(R"("Hostname":"n1","gpu":"1")", "0") + "," + Series(R"("namespace":"ml","pod":"train-1")", "30") +
+             "," + Series(R"("Hostname":"n2","pod":"x")", "30")),
+      PrometheusOptions{});
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 4u);
+  EXPECT_EQ((*got)[0].pod, "ml/train-0");
+  EXPECT_EQ((*got)[0].node, "n1");
+  EXPECT_EQ((*got)[1].pod, "");
+  EXPECT_EQ((*got)[2].pod, "ml/train-1");
+  EXPECT_EQ((*got)[2].node, "");
+  EXPECT_EQ((*got)[3].pod, "");  // a pod label without a namespace names no pod
+  // Series without a node count for no node.
+  EXPECT_THAT(NodeUtilization(*got), UnorderedElementsAre(Pair("n1", 0.45), Pair("n2", 0.3)));
+
+  PrometheusOptions o;
+  o.pod_label = "exported_pod";
+  o.namespace_label = "exported_namespace";
+  got = ParseQueryResponse(Vector(Series(R"("exported_namespace":"a","exported_pod":"b")", "5")), o);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0].pod, "a/b");
+}
+
 TEST(ParseQueryResponseTest, EmptyResultIsEmptyNotAnError) {
   auto got = ParseQueryResponse(Vector(""), PrometheusOptions{});
   ASSERT_TRUE(got.ok()) << got.status();
@@ -114,6 +142,7 @@ TEST(ParseQueryResponseTest, BadRepliesAreInvalidArgumentNamingWhat) {
       {"result not array", R"({"status":"success","data":{"resultType":"vector","result":{}}})", "not an array"},
       {"series not object", Vector("1"), "result[0] is not an object"},
       {"no node label", Vector(Series(R"("gpu":"0","instance":"x")", "5")), "no Hostname label"},
+      {"pod without namespace", Vector(Series(R"("pod":"w-0")", "5")), "no pod and namespace labels"},
       {"empty node label", Vector(Series(R"("Hostname":"")", "5")), "no Hostname label"},
       {"second series bad", Vector(Series(R"("Hostname":"a")", "5") + "," + Series(R"("gpu":"1")", "5")), "result[1]"},
       {"nan", Vector(Series(R"("Hostname":"gpu3")", "NaN")), "\"NaN\" is not a finite number"},
@@ -148,7 +177,7 @@ TEST(ParseQueryResponseTest, BadScale) {
 
 TEST(NodeUtilizationTest, MeanPerNodeOverItsGpus) {
   std::vector<UtilSample> samples = {
-      {"gpu1", "", 0, 1.0}, {"gpu1", "", 1, 0.5}, {"gpu1", "7", 2, 0.0}, {"gpu2", "", 0, 0.25}};
+      {"gpu1", "", 0, 1.0, ""}, {"gpu1", "", 1, 0.5, ""}, {"gpu1", "7", 2, 0.0, ""}, {"gpu2", "", 0, 0.25, ""}};
   EXPECT_THAT(NodeUtilization(samples), UnorderedElementsAre(Pair("gpu1", 0.5), Pair("gpu2", 0.25)));
   EXPECT_THAT(NodeUtilization({}), IsEmpty());
 }

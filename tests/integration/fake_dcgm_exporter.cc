@@ -6,7 +6,9 @@
 //
 // and answers one DCGM_FI_DEV_GPU_UTIL series per GPU (gpus default 8),
 // labelled as the real exporter labels them (gpu, UUID, device, modelName,
-// Hostname; hpc_job when a job is given). A missing file serves no series;
+// Hostname; hpc_job when a job is given). A job written pod:NAMESPACE/POD
+// is the exporter's Kubernetes pod mapping instead: namespace, pod and
+// container labels. A missing file serves no series;
 // a malformed line is a 500 naming it. Listens on 127.0.0.1 only; exits 0 on
 // SIGTERM or SIGINT. Prints "listening on 127.0.0.1:<port>" (port 0: any).
 #include <httplib.h>
@@ -49,10 +51,17 @@ bool Render(const std::string& path, std::string* page, std::string* error) {
     }
     const std::string& node = f[0];
     const std::string job = f.size() == 4 ? f[3] : "";
+    std::string owner;  // the labels naming the job or pod
+    if (job.rfind("pod:", 0) == 0 && job.find('/') != std::string::npos) {
+      const size_t slash = job.find('/');
+      owner = ",namespace=\"" + job.substr(4, slash - 4) + "\",pod=\"" + job.substr(slash + 1) + "\",container=\"train\"";
+    } else if (!job.empty()) {
+      owner = ",hpc_job=\"" + job + "\"";
+    }
     for (long g = 0; g < gpus; ++g) {
       out << "DCGM_FI_DEV_GPU_UTIL{gpu=\"" << g << "\",UUID=\"GPU-fake-" << node << "-" << g << "\",device=\"nvidia"
-          << g << "\",modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"" << node << "\""
-          << (job.empty() ? "" : ",hpc_job=\"" + job + "\"") << "} " << f[1] << "\n";
+          << g << "\",modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"" << node << "\"" << owner << "} " << f[1]
+          << "\n";
     }
   }
   *page = out.str();

@@ -202,9 +202,11 @@ ObservedJob TranslateGang(const GangOf& gang, const std::vector<const Pod*>& pod
     running += p->phase == "Running" ? 1 : 0;
     stopping = stopping || p->meta.deleted.has_value();
     j.nodes.push_back(p->node_name);
+    j.members.push_back(StrCat(p->meta.namespace_name, "/", p->meta.name));
     if (p->started && (j.start == Timestamp{} || *p->started < j.start)) j.start = *p->started;
   }
   std::sort(j.nodes.begin(), j.nodes.end());
+  std::sort(j.members.begin(), j.members.end());
   const int count = static_cast<int>(live.size());
   if (stopping) {
     j.phase = JobPhase::kStopping;

@@ -316,7 +316,8 @@ std::string Describe(const Observation& o) {
     StrAppend(&out, "job ", j.key, " ", JobPhaseName(j.phase), " workers=", j.workers, " gpus_per_worker=",
               j.gpus_per_worker, " slice=", j.slice, " class=", j.priority_class, " protected=", j.is_protected,
               " requeueable=", j.requeueable, " pools=", j.pools == kAnyPool ? std::string("any") : std::to_string(j.pools),
-              " nodes=", StrJoin(j.nodes, ","), " waits_for=", j.waits_for, "\n");
+              " nodes=", StrJoin(j.nodes, ","),
+              " members=", StrJoin(j.members, ","), " waits_for=", j.waits_for, "\n");
   }
   return out;
 }

@@ -51,6 +51,11 @@ k8s_finish() {
     kill -TERM "$TIDE_PID" 2>/dev/null || true
     wait_for 15 '! kill -0 "$TIDE_PID" 2>/dev/null' || { bad "tide (PID $TIDE_PID) did not stop on SIGTERM"; kill -KILL "$TIDE_PID" 2>/dev/null || true; }
   fi
+  local n p
+  while read -r n p; do
+    kill -TERM "$p" 2>/dev/null || continue
+    wait_for 10 '! kill -0 "$p" 2>/dev/null' || { bad "$n (PID $p) did not stop on SIGTERM"; kill -KILL "$p" 2>/dev/null || true; }
+  done < <(cat "$DIR/helper-pids" 2>/dev/null)
   if [ -f "$DIR/pids" ] && ! "$TB" stop "$DIR" > /dev/null; then bad "test bed processes left running"; fi
   if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ]; then
     echo "--- tail of tide's log"; tail -n 40 "$DIR/tide/tide.log" 2>/dev/null || true
@@ -60,6 +65,17 @@ k8s_finish() {
   echo "$PASS passed, $FAIL failed"
   if [ "$FAIL" -gt 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi
   exit "$rc"
+}
+
+# helper_start NAME PROGRAM ARGS...: a test's own process (a fake exporter,
+# a proxy, Prometheus), logged to $DIR/logs/NAME.log and stopped by PID at
+# the end.
+helper_start() {
+  local name=$1
+  shift
+  mkdir -p "$DIR/logs"
+  "$@" >> "$DIR/logs/$name.log" 2>&1 &
+  echo "$name $!" >> "$DIR/helper-pids"
 }
 
 k8s_start() {
