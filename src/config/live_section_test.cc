@@ -53,6 +53,7 @@ live:
     notice_taints: [example.com/spot-notice]
     timeout: 5s
   provider: {kind: kwok}
+  metrics: {prometheus: "http://127.0.0.1:9090", pod_label: exported_pod, namespace_label: exported_namespace}
 )", "lab/cluster.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   const LiveSettings& l = c->live;
@@ -66,6 +67,8 @@ live:
   EXPECT_THAT(k.notice_taints, ElementsAre("example.com/spot-notice"));
   EXPECT_EQ(k.timeout, Seconds(5));
   EXPECT_EQ(l.provider.kind, "kwok");
+  EXPECT_EQ(l.metrics.pod_label, "exported_pod");
+  EXPECT_EQ(l.metrics.namespace_label, "exported_namespace");
 }
 
 TEST(LiveConfigTest, KubernetesDefaults) {
@@ -80,6 +83,8 @@ TEST(LiveConfigTest, KubernetesDefaults) {
   EXPECT_THAT(k.notice_taints,
               ElementsAre("aws-node-termination-handler/spot-itn", "cloud.google.com/impending-node-termination"));
   EXPECT_EQ(k.timeout, Seconds(10));
+  EXPECT_EQ(c->live.metrics.pod_label, "pod");  // the DCGM exporter's
+  EXPECT_EQ(c->live.metrics.namespace_label, "namespace");
 }
 
 TEST(LiveConfigTest, LiveJobsSection) {

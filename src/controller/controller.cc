@@ -76,6 +76,7 @@ void Controller::Observe(Timestamp now, LoopReport* r, backends::Observation* ob
   auto notes = provider_->Interruptions(now);
   if (!notes.ok()) return LoopError(r, "provider", notes.status());
   *interruptions = std::move(*notes);
+  MatchJoinedNodes(obs->nodes, instances, interruptions);
 }
 
 void Controller::FeedMetrics(const backends::Observation& obs, const Built& built, Timestamp now) {

@@ -144,6 +144,23 @@ TEST(LiveCluster, ReconcileAdoptsOrAbandonsWhatWasInFlight) {
   EXPECT_NEAR(LiveCost(r.store.get(), kNow + Seconds(3600))->spot, 10.0, 1e-9);
 }
 
+// A machine that joined under a name of its own (MatchJoinedNodes gave the
+// listed instance that name): its record follows, and the node is then
+// known as tide's by that name.
+TEST(LiveCluster, ReconcileFollowsANodeThatJoinedUnderItsOwnName) {
+  Rig r;
+  ASSERT_TRUE(r.store->BeginAction({"k-a", "create", "gpu1", "", "ondemand", "pending", kNow, kNow, ""}).ok());
+  r.provider.instances = {{"i-1", "gpu1", "ondemand", "k-a", "running", kNow}};
+  ASSERT_TRUE(r.Reconcile(kNow).ok());
+  r.provider.instances[0].node = "ip-10-0-0-7";
+  ASSERT_TRUE(r.Reconcile(kNow + Seconds(2)).ok());
+  EXPECT_FALSE(r.store->InstanceByNode("gpu1")->has_value());
+  auto rec = *r.store->InstanceByNode("ip-10-0-0-7");
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->id, "i-1");
+  EXPECT_EQ(r.store->Instances(false)->size(), 1u);
+}
+
 TEST(LiveCluster, ReleaseCordonsFirstAndDeletesOnlyWhenEmpty) {
   Rig r;
   r.Apply(Plan({ScaleUp(0, 1)}));

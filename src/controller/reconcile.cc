@@ -76,7 +76,17 @@ Status Reconcile(const config::Config& config, const backends::Observation& obs,
   std::map<std::string, const InstanceRecord*> known;
   for (const auto& r : records) known[r.id] = &r;
   for (const auto& i : instances) {
-    if (known.count(i.id)) continue;
+    if (auto k = known.find(i.id); k != known.end()) {
+      // Its machine joined under a name of its own (MatchJoinedNodes): the
+      // record follows, so that the node is known as tide's.
+      if (!i.node.empty() && k->second->node != i.node) {
+        InstanceRecord r = *k->second;
+        log(StrCat("instance ", i.id, " (bought as node ", r.node, ") joined as node ", i.node));
+        r.node = i.node;
+        TIDE_RETURN_IF_ERROR(store->PutInstance(r));
+      }
+      continue;
+    }
     InstanceRecord r;
     r.id = i.id;
     r.node = i.node;

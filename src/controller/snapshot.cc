@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 
 #include "core/strings.h"
 
@@ -73,6 +75,34 @@ model::JobState StateOf(backends::JobPhase phase, bool stopping) {
 }
 
 }  // namespace
+
+void MatchJoinedNodes(const std::vector<backends::ObservedNode>& nodes, std::vector<providers::Instance>* instances,
+                      std::vector<providers::Interruption>* interruptions) {
+  std::set<std::string> claimed;
+  for (const auto& i : *instances) claimed.insert(i.node);
+  std::map<std::string, const backends::ObservedNode*> listed;
+  for (const auto& n : nodes) listed[n.name] = &n;
+  auto is_machine = [](const std::string& provider_id, const std::string& id) {
+    if (id.empty() || provider_id.size() < id.size()) return false;
+    if (provider_id == id) return true;
+    return provider_id.size() > id.size() && provider_id.ends_with(id) &&
+           provider_id[provider_id.size() - id.size() - 1] == '/';
+  };
+  std::map<std::string, std::string> renamed;  // instance id -> node
+  for (auto& inst : *instances) {
+    if (listed.count(inst.node) > 0) continue;
+    for (const auto& n : nodes) {
+      if (claimed.count(n.name) > 0 || !is_machine(n.provider_id, inst.id)) continue;
+      claimed.insert(n.name);
+      inst.node = n.name;
+      renamed[inst.id] = n.name;
+      break;
+    }
+  }
+  for (auto& i : *interruptions) {
+    if (auto it = renamed.find(i.instance_id); it != renamed.end()) i.node = it->second;
+  }
+}
 
 Built BuildSnapshot(const config::Config& config, const backends::Observation& obs,
                     const std::vector<providers::Instance>& instances,

@@ -77,6 +77,17 @@ struct Built {
   std::vector<std::string> skipped;
 };
 
+// A machine that joins a cluster by itself (a real cloud's node joining
+// Kubernetes) may take a name other than the one tide asked for (EC2's
+// "ip-10-0-1-23.ec2.internal"). Each instance whose node the manager does
+// not list under its name is matched to the listed node whose provider id
+// is the instance's id or ends in "/<id>" (AWS's "aws:///us-east-1a/i-0abc",
+// GCE's "gce://project/zone/name"), and takes that node's name; so do the
+// interruptions of its id. A node claimed by name, or by another instance,
+// is never matched twice. Pure.
+void MatchJoinedNodes(const std::vector<backends::ObservedNode>& nodes, std::vector<providers::Instance>* instances,
+                      std::vector<providers::Interruption>* interruptions);
+
 // `idle_since` in `memory` is updated (nodes that became idle get `now`),
 // and ids are assigned. The returned state points at config.cluster and
 // `metrics`.

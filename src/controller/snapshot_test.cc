@@ -162,3 +162,55 @@ TEST(BuildSnapshot, ProtectMarkerInTheComment) {
 
 }  // namespace
 }  // namespace tide::controller
+
+namespace tide::controller {
+namespace {
+
+backends::ObservedNode Joined(std::string name, std::string provider_id) {
+  backends::ObservedNode n;
+  n.name = std::move(name);
+  n.provider_id = std::move(provider_id);
+  return n;
+}
+
+TEST(MatchJoinedNodes, ANodeThatJoinedUnderItsOwnNameIsFoundByItsMachine) {
+  const std::vector<backends::ObservedNode> nodes = {
+      Joined("ip-10-0-1-23.ec2.internal", "aws:///us-east-1a/i-0abc"),
+      Joined("gke-pool-7", "gce://proj/us-central1-a/gke-pool-7"), Joined("a100-od-3", "aws:///us-east-1a/i-0ccc"),
+      Joined("ip-10-0-9-9.ec2.internal", "aws:///us-east-1a/i-0abcd")};
+  std::vector<providers::Instance> instances = {
+      {"i-0abc", "a100-od-1", "a100-od", "k1", "running", {}},
+      {"gke-pool-7", "a100-od-2", "a100-od", "k2", "running", {}},
+      {"i-0ccc", "a100-od-3", "a100-od", "k3", "running", {}},  // listed by name: unchanged
+      {"i-0bbb", "a100-od-4", "a100-od", "k4", "pending", {}},  // not joined yet
+      {"bc", "a100-od-5", "a100-od", "k5", "pending", {}}};     // a suffix, but not after a '/'
+  std::vector<providers::Interruption> notes = {{"i-0abc", "a100-od-1", FromUnixSeconds(100)},
+                                                {"i-0bbb", "a100-od-4", FromUnixSeconds(200)}};
+  MatchJoinedNodes(nodes, &instances, &notes);
+  EXPECT_EQ(instances[0].node, "ip-10-0-1-23.ec2.internal");  // not ...i-0abcd's node
+  EXPECT_EQ(instances[1].node, "gke-pool-7");
+  EXPECT_EQ(instances[2].node, "a100-od-3");
+  EXPECT_EQ(instances[3].node, "a100-od-4");
+  EXPECT_EQ(instances[4].node, "a100-od-5");
+  EXPECT_EQ(notes[0].node, "ip-10-0-1-23.ec2.internal");
+  EXPECT_EQ(notes[1].node, "a100-od-4");
+}
+
+TEST(MatchJoinedNodes, ANodeIsNeverClaimedTwice) {
+  // The node is listed under an instance's own name: no other instance may
+  // take it by its provider id, and one node goes to one instance.
+  const std::vector<backends::ObservedNode> nodes = {Joined("a100-od-1", "i-0abc"), Joined("n2", "x/i-0def")};
+  std::vector<providers::Instance> instances = {{"i-0abc", "a100-od-9", "a100-od", "k9", "running", {}},
+                                                {"i-0zzz", "a100-od-1", "a100-od", "k1", "running", {}},
+                                                {"i-0def", "a100-od-2", "a100-od", "k2", "running", {}},
+                                                {"i-0def", "a100-od-3", "a100-od", "k3", "running", {}}};
+  std::vector<providers::Interruption> notes;
+  MatchJoinedNodes(nodes, &instances, &notes);
+  EXPECT_EQ(instances[0].node, "a100-od-9");
+  EXPECT_EQ(instances[1].node, "a100-od-1");
+  EXPECT_EQ(instances[2].node, "n2");
+  EXPECT_EQ(instances[3].node, "a100-od-3");
+}
+
+}  // namespace
+}  // namespace tide::controller
