@@ -164,7 +164,7 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
     auto& co = o->consolidation;
     TIDE_RETURN_IF_ERROR(
         c->OnlyKeys({"enabled", "min_run", "min_ratio", "max_unsaved", "headroom_gpus", "headroom_window", "quiet_for",
-                     "remaining"}));
+                     "remaining", "gangs"}));
     TIDE_RETURN_IF_ERROR(Opt(*c, "enabled", &co.enabled, [](const Field& x) { return x.Bool(); }));
     TIDE_RETURN_IF_ERROR(Opt(*c, "min_run", &co.min_run, [](const Field& x) { return x.Dur(); }));
     TIDE_RETURN_IF_ERROR(Opt(*c, "min_ratio", &co.min_ratio, [](const Field& x) { return x.Number(0, 1000); }));
@@ -175,6 +175,7 @@ Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autosc
     }
     TIDE_RETURN_IF_ERROR(Opt(*c, "headroom_window", &co.headroom_window, [](const Field& x) { return x.Dur(); }));
     TIDE_RETURN_IF_ERROR(Opt(*c, "quiet_for", &co.quiet_for, [](const Field& x) { return x.Dur(); }));
+    TIDE_RETURN_IF_ERROR(Opt(*c, "gangs", &co.gangs, [](const Field& x) { return x.Bool(); }));
     if (auto r = c->Get("remaining")) {
       TIDE_ASSIGN_OR_RETURN(std::string v, r->String());
       if (v != "age" && v != "expected-end") return r->Error("expected age or expected-end");

@@ -1,4 +1,5 @@
 #include "autoscale/scaledown/consolidation.h"
+#include "autoscale/scaledown/consolidation_rules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,8 +25,6 @@ using model::NodeState;
 
 namespace {
 
-double HoursOf(Duration d) { return static_cast<double>(d.count()) / 3600.0; }
-
 // A running node as the what-if sees it: its jobs, the GPUs free now, and
 // how long it is expected to stay busy.
 struct NodeView {
@@ -49,6 +48,17 @@ struct Move {
 
 }  // namespace
 
+bool MovableNow(const ConsolidationOptions& o, const PassContext& ctx, const Job& j) {
+  if (ctx.touched.contains(j.id) || ctx.Freeing(j)) return false;
+  return o.max_unsaved.count() <= 0 ||
+         model::UnsavedWorkOf(ctx.state, j, ctx.now) <= static_cast<double>(o.max_unsaved.count());
+}
+
+bool KeptIdle(const model::ClusterSpec& spec, bool release_reserved, const model::StateIndex::NodeFacts& n) {
+  return n.state == NodeState::kReady && !n.noticed && !n.sliced && n.free == n.gpus &&
+         KeepsIdleNodes(spec.pools[n.pool], release_reserved);
+}
+
 Duration Consolidation::Remaining(const model::ClusterState& state, const Job& job, Timestamp now) const {
   if (o_.remaining == ConsolidationOptions::Remaining::kExpectedEnd && job.expected_end != kInfiniteFuture &&
       job.expected_end > kInfinitePast) {
@@ -62,12 +72,6 @@ Duration Consolidation::Remaining(const model::ClusterState& state, const Job& j
 
 namespace {
 
-// An idle node that idle release keeps (KeepsIdleNodes): paid for whether or
-// not it runs anything, so it takes moved jobs as a partly used node does.
-bool KeptIdle(const model::ClusterSpec& spec, bool release_reserved, const model::StateIndex::NodeFacts& n) {
-  return n.state == NodeState::kReady && !n.noticed && !n.sliced && n.free == n.gpus &&
-         KeepsIdleNodes(spec.pools[n.pool], release_reserved);
-}
 
 // What a pass of consolidation starts from: the candidates to empty, when a
 // job next becomes movable, and the nodes a worker may move to, counted by
@@ -102,14 +106,6 @@ bool MovesFirst(const Job* a, const Job* b) {
   return a->spec.gpus() != b->spec.gpus() ? a->spec.gpus() > b->spec.gpus() : a->id < b->id;
 }
 
-// Whether `j`, which could move as far as it says itself, may be moved in
-// this pass, but for how long it has run: no step of the pass stopped it, it
-// is not giving its GPUs back, and it has little enough unsaved work.
-bool MovableNow(const ConsolidationOptions& o, const PassContext& ctx, const Job& j) {
-  if (ctx.touched.contains(j.id) || ctx.Freeing(j)) return false;
-  return o.max_unsaved.count() <= 0 ||
-         model::UnsavedWorkOf(ctx.state, j, ctx.now) <= static_cast<double>(o.max_unsaved.count());
-}
 
 // The view of Settled node `id`, in `views`, if all its jobs may be moved
 // now (it is a source); else nullptr.
@@ -240,6 +236,7 @@ void Consolidation::Evaluate(PassContext* ctx, ScalingPlan* plan) const {
   for (const Job* j : ctx->pending) {
     if (!unschedulable.contains(j->id)) return;
   }
+  if (o_.gangs) MoveGangs(ctx, plan);
 
   // Nodes on their way out: drained or evacuated this pass, or given notice.
   auto leaving = [ctx](const Node& n) { return ctx->leaving.contains(n.id) || n.interrupt_at != kInfiniteFuture; };

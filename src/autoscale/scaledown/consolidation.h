@@ -24,6 +24,9 @@
 //     emptied node back);
 //   - with `headroom_gpus` / `headroom_window`, the ready nodes that stay
 //     must keep that many GPUs free for arrivals.
+// With `gangs`, a first pass also moves a gang spread over several nodes,
+// each of which it has to itself, onto idle reserved nodes (see
+// consolidation_gangs.cc): a job across nodes is never a source above.
 // A job's remaining life is estimated from what the snapshot knows: by
 // default its age (work done so far, the median remaining life of a
 // heavy-tailed run time), or with `remaining: expected-end` from
@@ -59,6 +62,9 @@ struct ConsolidationOptions {
   Duration quiet_for = Hours(1);
   enum class Remaining : uint8_t { kAge, kExpectedEnd };
   Remaining remaining = Remaining::kAge;
+  // Also move a gang of two or more workers, each alone on a node idle
+  // release would give back, onto idle reserved nodes (consolidation_gangs.cc).
+  bool gangs = false;
 };
 
 class Consolidation {
@@ -78,6 +84,11 @@ class Consolidation {
   Duration Remaining(const model::ClusterState& state, const model::Job& job, Timestamp now) const;
 
  private:
+  // With `gangs`: the pass that moves whole gangs onto idle reserved nodes
+  // (consolidation_gangs.cc). Runs before the node-by-node pass, under the
+  // same "nothing schedulable waits" rule.
+  void MoveGangs(PassContext* ctx, ScalingPlan* plan) const;
+
   const ConsolidationOptions& o_;
   Duration idle_after_;
   bool release_reserved_;

@@ -345,6 +345,80 @@ TEST_F(ConsolidationTest, AJobAcrossNodesIsNotMoved) {
   EXPECT_EQ(Drained(plan), std::vector<model::NodeId>({3}));
 }
 
+// With `gangs`, a gang alone on its on-demand nodes moves whole onto idle
+// reserved nodes, and all its nodes are drained.
+class GangConsolidationTest : public ConsolidationTest {
+ protected:
+  void SetUp() override {
+    ConsolidationTest::SetUp();
+    options_.gangs = true;
+    spec_ = testing::Spec({Pool("od", 8, Tier::kOnDemand, 100, 0, 10), Pool("res", 8, Tier::kReserved, 50, 0, 3)});
+    // On-demand nodes 1 and 2; reserved nodes 3 and 4 idle, reserved node 5 full.
+    state_.nodes = {ReadyNode(1, 0, 8, 8), ReadyNode(2, 0, 8, 8), ReadyNode(3, 1, 8, 8), ReadyNode(4, 1, 8, 8),
+                    ReadyNode(5, 1, 8, 8)};
+    Run(50, 5, 8, 0);
+  }
+  model::Job& Gang(model::JobId id, std::vector<model::NodeShare> shares, int gpus_per_worker = 8,
+                   int64_t started = 0) {
+    model::Job j = testing::Pending(id, gpus_per_worker, static_cast<int>(shares.size()));
+    j.spec.name = StrCat("j", id);
+    j.started = At(started);
+    j.progress = static_cast<double>(kNow - started);
+    j.saved = j.progress;
+    testing::AddRunning(&state_, std::move(j), std::move(shares), kNow + 3600);
+    return state_.jobs.back();
+  }
+};
+
+TEST_F(GangConsolidationTest, AGangAloneOnItsNodesMovesOntoIdleReservedNodes) {
+  Gang(10, {{1, 1}, {2, 1}});
+  const ScalingPlan plan = Evaluate();
+  EXPECT_EQ(Drained(plan), std::vector<model::NodeId>({1, 2}));
+  EXPECT_EQ(Moved(plan), std::vector<model::JobId>({10}));
+  ASSERT_EQ(plan.actions.size(), 3u);
+  EXPECT_EQ(plan.actions[2].kind, ActionKind::kConsolidate);  // after both drains
+  EXPECT_EQ(plan.actions[2].nodes, std::vector<model::NodeId>({1, 2}));
+  EXPECT_THAT(plan.actions[2].reason, HasSubstr("gang j10 (2 x 8 GPUs) runs alone on n1, n2 for about 4h"));
+  EXPECT_THAT(plan.actions[2].reason, HasSubstr("2 idle reserved nodes can hold it"));
+  EXPECT_TRUE(leaving_.contains(1) && leaving_.contains(2));
+  EXPECT_EQ(allowance_left_, 2);  // one node of the budget per node drained
+
+  options_.gangs = false;  // off: a job across nodes is never moved
+  EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+TEST_F(GangConsolidationTest, OnlyWhenEveryWorkerHasAnIdleReservedNode) {
+  Gang(10, {{1, 1}, {2, 1}});
+  state_.nodes[3] = ReadyNode(4, 1, 8, 2);  // reserved node 4 partly used: one idle reserved node left
+  EXPECT_TRUE(Evaluate().actions.empty());
+}
+
+TEST_F(GangConsolidationTest, NotWhenItSharesANodeOrMayNotMove) {
+  Gang(10, {{1, 1}, {2, 1}}, /*gpus_per_worker=*/4);
+  const size_t at = state_.jobs.size() - 1;
+  Run(20, 2, 4, kNow - 600);  // node 2 also runs a young job
+  EXPECT_TRUE(Evaluate().actions.empty());
+  state_.jobs.pop_back();
+  state_.nodes[1].free_gpus = 4;
+  model::Job& gang = state_.jobs[at];
+  gang.spec.is_protected = true;
+  EXPECT_TRUE(Evaluate().actions.empty());
+  gang.spec.is_protected = false;
+  gang.started = At(kNow - 600);  // younger than min_run
+  EXPECT_TRUE(Evaluate().actions.empty());
+  gang.started = At(0);
+  EXPECT_TRUE(Evaluate(/*allowance=*/1).actions.empty());  // the budget has one node, the gang two
+  EXPECT_EQ(Moved(Evaluate()), std::vector<model::JobId>({10}));
+}
+
+TEST_F(GangConsolidationTest, WeighsTheSavingAgainstCheckpointAndRestart) {
+  model::Job& gang = Gang(10, {{1, 1}, {2, 1}}, 8, kNow - 2400);  // 40 minutes old: about 40 more
+  gang.spec.phases.load = Hours(1);  // reloading costs more than the 40 minutes saved
+  EXPECT_TRUE(Evaluate().actions.empty());
+  gang.spec.phases.load = Minutes(5);
+  EXPECT_EQ(Moved(Evaluate()), std::vector<model::JobId>({10}));
+}
+
 TEST_F(ConsolidationTest, RemainingTimeIsTheJobsAgeUnlessToldToTrustExpectedEnd) {
   state_.nodes = {ReadyNode(1, 0, 8, 8)};
   const model::Job& j = Run(10, 1, 1, kNow - 7200, /*end=*/kNow + 60);
