@@ -12,19 +12,15 @@
 // a malformed line is a 500 naming it. Listens on 127.0.0.1 only; exits 0 on
 // SIGTERM or SIGINT. Prints "listening on 127.0.0.1:<port>" (port 0: any).
 #include <httplib.h>
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "serve_on_loopback.h"
 
 namespace {
 
@@ -84,15 +80,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: fake_dcgm_exporter --port P --file F\n");
     return 2;
   }
-  // The signals are taken by sigwait below, not by a handler; block them
-  // before the server's threads start so that they inherit the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
   httplib::Server server;
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     std::string page, error;
@@ -103,24 +90,5 @@ int main(int argc, char** argv) {
       res.set_content(error, "text/plain");
     }
   });
-  const int bound =
-      port == 0 ? server.bind_to_any_port("127.0.0.1") : (server.bind_to_port("127.0.0.1", port) ? port : -1);
-  if (bound <= 0) {
-    std::fprintf(stderr, "fake_dcgm_exporter: cannot listen on 127.0.0.1:%d\n", port);
-    return 1;
-  }
-  std::printf("listening on 127.0.0.1:%d\n", bound);
-  std::fflush(stdout);
-  std::atomic<bool> done{false};
-  std::thread serve([&] {
-    server.listen_after_bind();
-    done = true;
-    kill(getpid(), SIGTERM);  // wakes sigwait if the server stops by itself
-  });
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  while (!done && !server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (!done) server.stop();
-  serve.join();
-  return 0;
+  return tide::testing::ServeOnLoopback(server, port, "fake_dcgm_exporter");
 }

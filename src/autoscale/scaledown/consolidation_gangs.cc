@@ -98,30 +98,26 @@ void Consolidation::MoveGangs(PassContext* ctx, ScalingPlan* plan) const {
     for (const auto& [p, k] : from_pool) above_min = above_min && staying[p] - k >= ctx->MinNodes(p);
     if (!above_min) continue;
     // Room: idle reserved nodes of pools the job may use, enough for every worker.
+    const auto takes = [&](size_t p) {
+      return idle[p] > 0 && idle_gpus[p] >= j.spec.gpus_per_worker &&
+             sched::Eligible(spec, static_cast<int>(p), j.spec, j.priority);
+    };
     int room = 0;
-    for (size_t p = 0; p < spec.pools.size(); ++p) {
-      if (idle[p] > 0 && idle_gpus[p] >= j.spec.gpus_per_worker &&
-          sched::Eligible(spec, static_cast<int>(p), j.spec, j.priority)) {
-        room += idle[p];
-      }
-    }
+    for (size_t p = 0; p < spec.pools.size(); ++p) room += takes(p) ? idle[p] : 0;
     const int workers = static_cast<int>(nodes.size());
     if (room < workers) continue;
     const Duration remaining = Remaining(ctx->state, j, now);
     const Duration restart = j.spec.checkpoint.cost + j.spec.phases.load;
-    double saving = 0, cost = 0, price = 0;
+    double price = 0;
     for (const Node* n : nodes) price += spec.pools[n->pool].price_per_hour;
-    saving = price * HoursOf(remaining + idle_after_ - j.spec.checkpoint.cost);
-    cost = price * HoursOf(restart);
+    const double saving = price * HoursOf(remaining + idle_after_ - j.spec.checkpoint.cost);
+    const double cost = price * HoursOf(restart);
     if (saving <= 0 || saving < o_.min_ratio * cost) continue;
 
     // Take the idle reserved nodes the gang will land on, pool by pool.
     int need = workers;
     for (size_t p = 0; p < spec.pools.size() && need > 0; ++p) {
-      if (idle[p] == 0 || idle_gpus[p] < j.spec.gpus_per_worker ||
-          !sched::Eligible(spec, static_cast<int>(p), j.spec, j.priority)) {
-        continue;
-      }
+      if (!takes(p)) continue;
       const int take = std::min(need, idle[p]);
       idle[p] -= take;
       need -= take;

@@ -13,9 +13,6 @@
 // client's next list or watch meets the new mode. Prints
 // "listening on 127.0.0.1:<port>" (port 0: any); exits 0 on SIGTERM or SIGINT.
 #include <httplib.h>
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -26,6 +23,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "serve_on_loopback.h"
 
 namespace {
 
@@ -159,13 +158,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: fake_kube_proxy --port P --upstream https://HOST:PORT --ca FILE --mode-file F\n");
     return 2;
   }
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
   std::atomic<bool> stopping{false};
   a.stopping = &stopping;
   httplib::Server server;
@@ -177,25 +169,5 @@ int main(int argc, char** argv) {
   server.Delete(".*", handler);
   server.set_read_timeout(600);
   server.set_write_timeout(600);
-  const int bound = a.port == 0 ? server.bind_to_any_port("127.0.0.1")
-                                : (server.bind_to_port("127.0.0.1", a.port) ? a.port : -1);
-  if (bound <= 0) {
-    std::fprintf(stderr, "fake_kube_proxy: cannot listen on 127.0.0.1:%d\n", a.port);
-    return 1;
-  }
-  std::printf("listening on 127.0.0.1:%d\n", bound);
-  std::fflush(stdout);
-  std::atomic<bool> done{false};
-  std::thread serve([&] {
-    server.listen_after_bind();
-    done = true;
-    kill(getpid(), SIGTERM);
-  });
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  while (!done && !server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  stopping = true;
-  if (!done) server.stop();
-  serve.join();
-  return 0;
+  return tide::testing::ServeOnLoopback(server, a.port, "fake_kube_proxy", [&] { stopping = true; });
 }
