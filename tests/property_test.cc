@@ -266,7 +266,7 @@ TEST_P(PropertyTest, SkippingQuietTicksChangesNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, PropertyTest,
-                         ::testing::Values("tide", "reactive", "slurm-powersave", "fixed:3"),
+                         ::testing::Values("tide", "tide-seed", "reactive", "slurm-powersave", "fixed:3"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param;
                            for (auto& c : n) {
@@ -331,8 +331,13 @@ class EveryPolicyChecker final : public sim::SimObserver {
   void OnInterrupt(const model::Job& job, std::string_view cause, double lost, Timestamp now) override {
     ++interrupts_;
     EXPECT_FALSE(job.spec.is_protected) << "protected job " << job.spec.name << " interrupted (" << cause << ")";
-    const double bound = static_cast<double>((job.spec.checkpoint.interval + job.spec.checkpoint.cost).count());
-    EXPECT_LE(lost, bound + 1e-6) << job.spec.name << " lost " << lost << "s of work";
+    // Work is counted at the job's requested size: an elastic job grown past
+    // it does up to workers/requested times as much work per second.
+    const double grown = std::max(1.0, static_cast<double>(job.workers) / std::max(1, job.spec.workers));
+    const double bound =
+        grown * static_cast<double>((job.spec.checkpoint.interval + job.spec.checkpoint.cost).count());
+    EXPECT_LE(lost, bound + 1e-6) << job.spec.name << " lost " << lost << "s of work (" << cause << " at " << FormatTimestamp(now) << ", " << job.workers << " of "
+                                    << job.spec.workers << " workers)";
   }
 
   int64_t steps() const { return steps_; }

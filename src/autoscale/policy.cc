@@ -28,9 +28,36 @@ void TideOnlyOff(AutoscalerOptions* o) {
   o->scale_up.trigger.replace_interrupted_at_once = false;
   o->tiers.spot_fallback_after = Seconds(0);  // no waiting for spot: on-demand at once
   o->scale_up.egress_aware = false;
+  o->scale_up.hedge.nodes = 0;
 }
 
 }  // namespace
+
+// The component defaults (each component's options struct) are the seed's
+// rule; tide's own differ in the settings below. Each was chosen on ITP 2021
+// clusters 01-05, Philly and the bundled week: docs/design/defaults.md.
+AutoscalerOptions PolicyDefaults::TideDefaults() {
+  AutoscalerOptions o;
+  o.scale_up.trigger.pending_threshold = 0;
+  o.scale_up.trigger.pending_grace = Seconds(0);
+  o.scale_up.release_lookahead = Seconds(0);
+  o.scale_up.hedge.nodes = 3;
+  o.scale_down.idle.idle_after = Minutes(2);
+  o.consolidation.enabled = true;
+  o.consolidation.quiet_for = Seconds(0);
+  o.consolidation.gangs = true;
+  return o;
+}
+
+AutoscalerOptions PolicyDefaults::SeedDefaults() {
+  AutoscalerOptions o;
+  o.scale_up.trigger.pending_threshold = 3;
+  o.scale_up.trigger.pending_grace = Seconds(30);
+  o.scale_up.hedge.nodes = 0;
+  o.scale_down.idle.idle_after = Minutes(10);
+  o.consolidation.enabled = false;
+  return o;
+}
 
 AutoscalerOptions PolicyDefaults::ReactiveDefaults() {
   AutoscalerOptions o;
@@ -73,7 +100,7 @@ model::ClusterSpec PolicyProfile::ApplyTo(const model::ClusterSpec& spec) const 
   return out;
 }
 
-std::vector<std::string> PolicyNames() { return {"tide", "reactive", "slurm-powersave", "fixed:N[:pool]"}; }
+std::vector<std::string> PolicyNames() { return {"tide", "tide-seed", "reactive", "slurm-powersave", "fixed:N[:pool]"}; }
 
 bool NeedsDemandStats(std::string_view list) {
   for (std::string_view item : Split(list, ',', /*skip_empty=*/true)) {
@@ -99,7 +126,7 @@ Result<PolicyProfile> MakePolicy(std::string_view text, const PolicyDefaults& d,
   for (const auto& [name, options] : d.variants) {
     if (name == p.name) variant = &options;
   }
-  if (kind != "tide" && variant == nullptr) p.scheduler.egress_aware = false;  // baselines place without regard to data
+  if (kind != "tide" && kind != "tide-seed" && variant == nullptr) p.scheduler.egress_aware = false;  // baselines place without regard to data
   if (variant != nullptr) {
     p.kind = "tide";
     p.autoscaler = *variant;
@@ -108,6 +135,10 @@ Result<PolicyProfile> MakePolicy(std::string_view text, const PolicyDefaults& d,
     p.kind = "tide";
     p.autoscaler = d.tide;
     p.scheduler.egress_aware = d.tide.scale_up.egress_aware;
+  } else if (kind == "tide-seed" && parts.size() == 1) {
+    p.kind = "tide";
+    p.autoscaler = d.seed;
+    p.scheduler.egress_aware = d.seed.scale_up.egress_aware;
   } else if (kind == "reactive" && parts.size() == 1) {
     p.kind = "reactive";
     p.autoscaler = d.reactive;

@@ -1,7 +1,14 @@
 // The named policies a simulation can compare, built from configuration.
 //
-//   tide             the elastic policy: pending threshold + grace, gang-aware
-//                    estimate on every pool, expander chain, idle release.
+//   tide             the elastic policy, with the defaults that measured best
+//                    on ITP 2021 clusters 01-05, Philly and the bundled week
+//                    (docs/design/defaults.md): buy as soon as a job waits,
+//                    three spare nodes against slow boots, release after 2
+//                    minutes idle, consolidation (gangs too) on every pass.
+//   tide-seed        the seed rollout's rule, as MISSION sections 2-3 state it:
+//                    scale up when more than 3 jobs wait (or one has waited
+//                    30 s), release after 10 minutes idle, no spares, no
+//                    consolidation.
 //   reactive         in the manner of Kubernetes cluster-autoscaler: a 10 s
 //                    scan, scale up on any unschedulable job, pod-by-pod
 //                    packing, one pool per scan, release after 10 min unneeded.
@@ -33,7 +40,8 @@ namespace tide::autoscale {
 // Per-policy options as configured (config/ fills these; defaults are the mission's).
 struct PolicyDefaults {
   sched::SchedulerOptions scheduler;
-  AutoscalerOptions tide;
+  AutoscalerOptions tide = TideDefaults();
+  AutoscalerOptions seed = SeedDefaults();  // `tide-seed`
   AutoscalerOptions reactive = ReactiveDefaults();
   AutoscalerOptions powersave = PowersaveDefaults();
   Duration powersave_start_tick = Seconds(30);
@@ -43,6 +51,8 @@ struct PolicyDefaults {
   // mechanism off and on: `--compare tide-no-spot,tide`.
   std::vector<std::pair<std::string, AutoscalerOptions>> variants;
 
+  static AutoscalerOptions TideDefaults();
+  static AutoscalerOptions SeedDefaults();
   static AutoscalerOptions ReactiveDefaults();
   static AutoscalerOptions PowersaveDefaults();
 };
@@ -56,7 +66,7 @@ struct DemandStats {
 
 struct PolicyProfile {
   std::string name;  // as the user wrote it, e.g. "fixed:20"
-  std::string kind;  // tide | reactive | slurm-powersave | fixed (a variant's kind is tide)
+  std::string kind;  // tide | reactive | slurm-powersave | fixed (tide-seed's and a variant's kind is tide)
   std::string description;  // fixed: "34 x a100x8-ondemand (peak demand 300 GPUs)"
   sched::SchedulerOptions scheduler;
   AutoscalerOptions autoscaler;

@@ -24,12 +24,24 @@ class PolicyTest : public ::testing::Test {
 TEST_F(PolicyTest, BuildsEachNamedPolicy) {
   auto tide = MakePolicy("tide", defaults_, spec_, std::nullopt);
   ASSERT_TRUE(tide.ok());
-  EXPECT_EQ(tide->autoscaler.scale_up.trigger.pending_threshold, 3);
+  EXPECT_EQ(tide->autoscaler.scale_up.trigger.pending_threshold, 0);
+  EXPECT_EQ(tide->autoscaler.scale_up.hedge.nodes, 3);
+  EXPECT_TRUE(tide->autoscaler.consolidation.enabled);
+  auto seed = MakePolicy("tide-seed", defaults_, spec_, std::nullopt);
+  ASSERT_TRUE(seed.ok());
+  EXPECT_EQ(seed->kind, "tide");
+  EXPECT_EQ(seed->autoscaler.scale_up.trigger.pending_threshold, 3);
+  EXPECT_EQ(seed->autoscaler.scale_up.trigger.pending_grace, Seconds(30));
+  EXPECT_EQ(seed->autoscaler.scale_down.idle.idle_after, Minutes(10));
+  EXPECT_EQ(seed->autoscaler.scale_up.hedge.nodes, 0);
+  EXPECT_FALSE(seed->autoscaler.consolidation.enabled);
   auto reactive = MakePolicy("reactive", defaults_, spec_, std::nullopt);
   ASSERT_TRUE(reactive.ok());
   EXPECT_EQ(reactive->autoscaler.scale_up.trigger.pending_threshold, 0);
   EXPECT_FALSE(reactive->autoscaler.scale_up.gang_aware);
   EXPECT_EQ(reactive->autoscaler.scan_interval, Seconds(10));
+  EXPECT_EQ(reactive->autoscaler.scale_up.hedge.nodes, 0);  // tide's spares are not cluster-autoscaler's
+  EXPECT_FALSE(reactive->autoscaler.consolidation.enabled);
   auto ps = MakePolicy("slurm-powersave", defaults_, spec_, std::nullopt);
   ASSERT_TRUE(ps.ok());
   EXPECT_TRUE(ps->scheduler.place_on_provisioning);

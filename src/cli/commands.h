@@ -114,6 +114,7 @@ int OpenbCluster(const OpenbClusterArgs& args);
 // `tide run`: the live controller (docs/live.md).
 struct RunArgs {
   std::string config;
+  std::string policy = "tide";  // tide, tide-seed or a variant
   bool dry_run = false;
   bool once = false;
   int loops = 0;  // stop after this many loops (0: until SIGTERM)

@@ -145,6 +145,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--config,-c", run.config, "Cluster configuration with a `live:` section")
       ->required()
       ->check(CLI::ExistingFile);
+  run_cmd->add_option("--policy", run.policy,
+                      "tide's policy to run: tide (its defaults), tide-seed (the mission's rollout rule) or a "
+                      "variant from policies.variants")
+      ->capture_default_str();
   run_cmd->add_flag("--dry-run", run.dry_run, "Decide and print each decision with its reason; change nothing");
   run_cmd->add_flag("--once", run.once, "Run one loop and exit");
   run_cmd->add_option("--loops", run.loops, "Run this many loops and exit (default: until SIGTERM)");

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "autoscale/policy.h"
 #include "backends/factory.h"
 #include "cli/commands.h"
 #include "config/config.h"
@@ -115,7 +116,14 @@ int Run(const RunArgs& args) {
   if (Status s = controller::CheckClassRules(*cfg, backend->manager->capabilities()); !s.ok()) {
     return ReportFailure(s);
   }
-  auto autoscaler = autoscale::Autoscaler::Make(cfg->policies.tide);
+  auto profile = autoscale::MakePolicy(args.policy, cfg->policies, cfg->cluster, std::nullopt);
+  if (!profile.ok()) return ReportFailure(profile.status());
+  if (profile->kind != "tide") {
+    return ReportFailure(absl::InvalidArgumentError(
+        StrCat("--policy ", args.policy, ": `tide run` runs tide's own policies (tide, tide-seed or a variant); ",
+               profile->kind, " is a baseline for `tide simulate`")));
+  }
+  auto autoscaler = autoscale::Autoscaler::Make(profile->autoscaler);
   if (!autoscaler.ok()) return ReportFailure(autoscaler.status());
 
   std::mutex log_mu;

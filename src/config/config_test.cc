@@ -59,10 +59,18 @@ TEST(ParseConfigTest, MinimalConfigGetsTheMissionDefaults) {
 
   const autoscale::PolicyDefaults& d = c->policies;
   EXPECT_THAT(d.compare, ElementsAre("fixed:peak", "reactive", "slurm-powersave", "tide"));
-  EXPECT_EQ(d.tide.scale_up.trigger.pending_threshold, 3);
+  // tide's defaults (docs/design/defaults.md), and the seed's rule for tide-seed.
+  EXPECT_EQ(d.tide.scale_up.trigger.pending_threshold, 0);
+  EXPECT_EQ(d.tide.scale_up.trigger.pending_grace, Seconds(0));
+  EXPECT_EQ(d.tide.scale_down.idle.idle_after, Minutes(2));
+  EXPECT_EQ(d.tide.scale_up.hedge.nodes, 3);
+  EXPECT_TRUE(d.tide.consolidation.enabled);
+  EXPECT_TRUE(d.tide.consolidation.gangs);
+  EXPECT_EQ(d.seed.scale_up.trigger.pending_threshold, 3);
   // The grace is the trigger's own default (MISSION section 2); the config adds none of its own.
-  EXPECT_EQ(d.tide.scale_up.trigger.pending_grace, autoscale::TriggerOptions{}.pending_grace);
-  EXPECT_EQ(d.tide.scale_down.idle.idle_after, Minutes(10));
+  EXPECT_EQ(d.seed.scale_up.trigger.pending_grace, autoscale::TriggerOptions{}.pending_grace);
+  EXPECT_EQ(d.seed.scale_down.idle.idle_after, Minutes(10));
+  EXPECT_FALSE(d.seed.consolidation.enabled);
   EXPECT_EQ(d.tide.scan_interval, Seconds(10));
   EXPECT_TRUE(d.tide.scale_up.gang_aware);
   EXPECT_THAT(d.tide.scale_up.expanders, ElementsAre("priority", "tier-ratio", "least-cost", "least-waste"));
@@ -329,7 +337,8 @@ TEST(ParseConfigTest, ConsolidationOptions) {
 )"), "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   const auto& d = c->policies;
-  EXPECT_FALSE(d.tide.consolidation.enabled);  // off unless asked for
+  EXPECT_TRUE(d.tide.consolidation.enabled);  // tide's default
+  EXPECT_FALSE(d.seed.consolidation.enabled);  // not in the seed's rule
   EXPECT_FALSE(d.reactive.consolidation.enabled);
   ASSERT_EQ(d.variants.size(), 1u);
   const auto& o = d.variants[0].second.consolidation;
@@ -340,7 +349,8 @@ TEST(ParseConfigTest, ConsolidationOptions) {
   EXPECT_EQ(o.headroom_gpus, 8);
   EXPECT_EQ(o.headroom_window, Minutes(30));
   EXPECT_EQ(o.quiet_for, Hours(2));
-  EXPECT_EQ(d.tide.consolidation.quiet_for, Hours(1));
+  EXPECT_EQ(d.tide.consolidation.quiet_for, Seconds(0));
+  EXPECT_EQ(d.seed.consolidation.quiet_for, Hours(1));
   EXPECT_EQ(o.remaining, autoscale::ConsolidationOptions::Remaining::kExpectedEnd);
 }
 
@@ -503,7 +513,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "pools:\n" GOOD_POOL "policies:\n  tide:\n    expanders: [priority, cheapest]\n",
                       "bad.yaml:5:16: ", "policies.tide.expanders: unknown expander 'cheapest'; known: priority"},
         BadConfigCase{"UnknownPolicyInCompare", "pools:\n" GOOD_POOL "policies:\n  compare: [tide, greedy]\n",
-                      "bad.yaml:4:12: ", "policies.compare: unknown policy 'greedy'; known: tide, reactive"},
+                      "bad.yaml:4:12: ", "policies.compare: unknown policy 'greedy'; known: tide, tide-seed, reactive"},
         BadConfigCase{"UnknownPolicyInCompareString", "pools:\n" GOOD_POOL "policies:\n  compare: tide,greedy\n",
                       "bad.yaml:4:12: ", "policies.compare: unknown policy 'greedy'"},
         BadConfigCase{"FixedPolicyWithBadSize", "pools:\n" GOOD_POOL "policies:\n  compare: [tide, fixedfoo]\n",

@@ -57,6 +57,10 @@ std::optional<Field> Field::KeyOf(std::string_view key) const {
 }
 
 Status Field::OnlyKeys(std::initializer_list<std::string_view> known) const {
+  return OnlyKeys(std::span<const std::string_view>(known.begin(), known.size()));
+}
+
+Status Field::OnlyKeys(std::span<const std::string_view> known) const {
   if (!node_.IsMap()) return Error("expected a mapping (key: value lines)");
   std::set<std::string> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,7 @@ class Field {
   // Rejects keys not in `known` (suggesting the nearest) and keys given
   // twice.
   Status OnlyKeys(std::initializer_list<std::string_view> known) const;
+  Status OnlyKeys(std::span<const std::string_view> known) const;
 
   // Typed reads; each fails with an error naming this field.
   Result<std::string> String() const;

@@ -1,6 +1,8 @@
 #include "config/policies_section.h"
 
+#include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,14 +73,17 @@ Status ParseSchedule(const Field& f, const model::ClusterSpec& cluster, autoscal
   return OkStatus();
 }
 
-Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autoscale::AutoscalerOptions* o) {
-  TIDE_RETURN_IF_ERROR(f.OnlyKeys({"scan_interval", "pending_threshold", "pending_grace", "gang_aware", "expanders",
-                                   "max_pools_per_pass", "release_lookahead", "egress_aware", "idle_release_after", "unneeded_time",
-                                   "suspend_time", "release_reserved", "scale_up", "scale_down", "spot_share", "buy_from",
-                                   "storage_prefetch", "storage_stagger",
-                                   "spot_fallback_after", "spot_retry_after", "spot_notice", "preemption", "reclaim",
-                                   "budget", "utilization", "elastic", "schedule", "forecast", "consolidation",
-                                   "boot_hedge"}));
+// The keys of a tide options section; a variant may also say `from`.
+constexpr std::string_view kAutoscalerKeys[] = {
+    "scan_interval", "pending_threshold", "pending_grace", "gang_aware", "expanders", "max_pools_per_pass",
+    "release_lookahead", "egress_aware", "idle_release_after", "unneeded_time", "suspend_time", "release_reserved",
+    "scale_up", "scale_down", "spot_share", "buy_from", "storage_prefetch", "storage_stagger", "spot_fallback_after",
+    "spot_retry_after", "spot_notice", "preemption", "reclaim", "budget", "utilization", "elastic", "schedule",
+    "forecast", "consolidation", "boot_hedge", "from"};
+
+Status ParseAutoscaler(const Field& f, const model::ClusterSpec& cluster, autoscale::AutoscalerOptions* o,
+                       bool variant = false) {
+  TIDE_RETURN_IF_ERROR(f.OnlyKeys(std::span(kAutoscalerKeys).first(std::size(kAutoscalerKeys) - (variant ? 0 : 1))));
   TIDE_RETURN_IF_ERROR(Opt(f, "scan_interval", &o->scan_interval, [](const Field& x) { return x.Dur(); }));
   if (auto n = f.Get("pending_threshold")) {
     TIDE_ASSIGN_OR_RETURN(int64_t v, n->Int(0, 1000000));
@@ -267,18 +272,44 @@ Status ParsePolicies(const Field& f, const model::ClusterSpec& cluster, autoscal
   if (compare) {
     TIDE_ASSIGN_OR_RETURN(d->compare, compare->StringList());
   }
-  if (auto t = f.Get("tide")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*t, cluster, &d->tide));
+  if (auto t = f.Get("tide")) {
+    // `policies.tide` sets tide's options, and tide-seed's too: the two differ
+    // only in the defaults of what it leaves out.
+    TIDE_RETURN_IF_ERROR(ParseAutoscaler(*t, cluster, &d->tide));
+    TIDE_RETURN_IF_ERROR(ParseAutoscaler(*t, cluster, &d->seed));
+  }
   if (auto r = f.Get("reactive")) TIDE_RETURN_IF_ERROR(ParseAutoscaler(*r, cluster, &d->reactive));
   if (auto v = f.Get("variants")) {
     if (!v->IsMap()) return v->Error("expected a mapping of variant names to tide options");
     for (auto it = v->node().begin(); it != v->node().end(); ++it) {
       const std::string name = it->first.as<std::string>();
       Field field(it->second, StrCat(v->path(), ".", name), &v->file());
-      if (name == "tide" || name == "reactive" || name == "slurm-powersave" || name.starts_with("fixed")) {
+      if (name == "tide" || name == "tide-seed" || name == "reactive" || name == "slurm-powersave" ||
+          name == "powersave" || name.starts_with("fixed")) {
         return field.Error("a variant needs a name of its own, not a built-in policy's");
       }
-      autoscale::AutoscalerOptions options = d->tide;  // a variant starts from tide's options
-      if (!it->second.IsNull()) TIDE_RETURN_IF_ERROR(ParseAutoscaler(field, cluster, &options));
+      for (const auto& [earlier, unused] : d->variants) {
+        if (earlier == name) return field.Error("a second variant of this name");
+      }
+      // A variant starts from tide's options, or with `from:` from tide-seed's
+      // or an earlier variant's.
+      autoscale::AutoscalerOptions options = d->tide;
+      if (!it->second.IsNull()) {
+        if (auto from = field.Get("from")) {
+          TIDE_ASSIGN_OR_RETURN(std::string base, from->String());
+          const autoscale::AutoscalerOptions* found = base == "tide" ? &d->tide : base == "tide-seed" ? &d->seed : nullptr;
+          for (const auto& [earlier, o] : d->variants) {
+            if (earlier == base) found = &o;
+          }
+          if (found == nullptr) {
+            std::vector<std::string> known = {"tide", "tide-seed"};
+            for (const auto& [earlier, o] : d->variants) known.push_back(earlier);
+            return from->Error(StrCat("no policy '", base, "' to start from; known here: ", StrJoin(known, ", ")));
+          }
+          options = *found;
+        }
+        TIDE_RETURN_IF_ERROR(ParseAutoscaler(field, cluster, &options, /*variant=*/true));
+      }
       d->variants.emplace_back(name, std::move(options));
     }
   }

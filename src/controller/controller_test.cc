@@ -140,8 +140,15 @@ TEST(Controller, DryRunPrintsThePlanAndTouchesNothing) {
 // A workload manager that does not schedule by itself (as Kubernetes with
 // schedulerName: tide): the controller places waiting jobs with the
 // simulator's scheduler and binds them, and buys only for what does not fit.
+// tide's options without spare nodes against slow boots, so that what is
+// bought is exactly what the jobs need.
+config::Config WithoutSpares(config::Config cfg) {
+  cfg.policies.tide.scale_up.hedge.nodes = 0;
+  return cfg;
+}
+
 struct Unscheduled {
-  config::Config cfg = testing::TwoPools();
+  config::Config cfg = WithoutSpares(testing::TwoPools());
   testing::FakeWorkload manager;
   testing::FakeProvider provider;
   std::unique_ptr<Store> store = *Store::Open(":memory:");

@@ -55,7 +55,8 @@ class SimulatorTest : public ::testing::Test {
   WithAndWithout SimulateConsolidation(std::vector<model::JobSpec> jobs,
                                        const std::function<void(autoscale::AutoscalerOptions*)>& tweak) {
     autoscale::PolicyDefaults defaults;
-    autoscale::AutoscalerOptions o = defaults.tide;
+    // The seed's rule: no spare nodes, so the node counts below are exact.
+    autoscale::AutoscalerOptions o = defaults.seed;
     tweak(&o);
     o.consolidation.enabled = false;
     autoscale::AutoscalerOptions on = o;
@@ -139,11 +140,20 @@ TEST_F(SimulatorTest, TimelineFollowsDemandCapacityAndCost) {
   EXPECT_FALSE(plain.timeline.has_value());
 }
 
-TEST_F(SimulatorTest, TideWaitsForItsThresholdOrGrace) {
-  const SimOutput out = Simulate("tide", {JobSpecOf("a", 0, 8, 1, 600), JobSpecOf("b", 0, 8, 1, 600)});
+TEST_F(SimulatorTest, TideSeedWaitsForItsThresholdOrGrace) {
+  const SimOutput out = Simulate("tide-seed", {JobSpecOf("a", 0, 8, 1, 600), JobSpecOf("b", 0, 8, 1, 600)});
   // Two jobs (not more than 3): bought when the 30 s grace ends.
-  EXPECT_THAT(out.decisions[0], HasSubstr("00:00:30Z tide scale-up od +2"));
+  EXPECT_THAT(out.decisions[0], HasSubstr("00:00:30Z tide-seed scale-up od +2"));
   EXPECT_EQ(out.result.wait_s.max, 150);
+}
+
+TEST_F(SimulatorTest, TideBuysAsSoonAsAJobWaitsWithSpares) {
+  const SimOutput out = Simulate("tide", {JobSpecOf("a", 0, 8, 1, 600), JobSpecOf("b", 0, 8, 1, 600)});
+  // At once, two nodes for the jobs and three spares against slow boots.
+  EXPECT_THAT(out.decisions[0], HasSubstr("00:00:00Z tide scale-up od +5"));
+  EXPECT_THAT(out.decisions[0], HasSubstr("+3 spare against slow boots (boot_hedge)"));
+  EXPECT_EQ(out.result.wait_s.max, 120);  // od boots in 2 minutes
+  EXPECT_EQ(out.result.spare_nodes, 3);
 }
 
 TEST_F(SimulatorTest, PowersaveAllocatesAtOnceAndStartsOnTheNextTick) {
