@@ -21,6 +21,19 @@ void RescaleFor(const ElasticOptions& o, int reference, int workers, int64_t* gl
 
 namespace {
 
+// Enters in ctx->needed the booting (or idle) nodes of `pools` with room for
+// `workers` workers of `gpus_per_worker` GPUs, by slot order.
+void NeedBootingFor(PassContext* ctx, sched::PoolMask pools, int gpus_per_worker, int64_t workers) {
+  const sched::CapacitySnapshot& snap = ctx->Snap();
+  for (int s = 0; s < snap.size() && workers > 0; ++s) {
+    if (snap.absent(s) || !(pools & sched::PoolBit(snap.pool(s))) || !ctx->NeededAsked(s)) continue;
+    const int fit = snap.free(s) / gpus_per_worker;
+    if (fit <= 0) continue;
+    ctx->needed.insert(snap.id(s));
+    workers -= fit;
+  }
+}
+
 // The elastic jobs, each read for a few fields (its state, sizes and flags,
 // on four cache lines of a large record). The jobs lie apart in memory, so
 // each job's lines are asked for a few jobs before it is read, rather than
@@ -242,6 +255,9 @@ void ElasticResizer::BeforeScaleUp(PassContext* ctx, ScalingPlan* plan) const {
         }
       }
       const int64_t booting = ctx->Snap().Slots(mask, j.spec.gpus_per_worker);
+      // The booting nodes the growth counts on are waited for: boot spares
+      // must not release them as nobody's, to be bought again next pass.
+      NeedBootingFor(ctx, mask, j.spec.gpus_per_worker, std::min<int64_t>(rest, booting));
       const int64_t whole = per_node > 0 ? (rest - booting) / per_node * per_node : 0;
       if (whole > 0) ctx->demands.push_back(Demand::For(&j, mask, static_cast<int>(whole)));
     }

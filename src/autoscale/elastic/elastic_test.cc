@@ -115,6 +115,22 @@ TEST_F(ElasticTest, UtilizationPressureBuysWhenNothingIsFree) {
   EXPECT_EQ(up[0].count, 1);
 }
 
+// A node bought for a growth is waited for while it boots: boot spares must
+// not release it as nobody's (and the next pass buy it again).
+TEST_F(ElasticTest, BootSparesKeepTheNodeAGrowthWaitsFor) {
+  spec_ = testing::Spec({testing::Pool("res", 8, Tier::kReserved, 55, 1, 1),
+                         testing::Pool("od", 8, Tier::kOnDemand, 100, 0, 3, 120)});
+  state_.nodes = {ReadyNode(1, 0, 8, 8), testing::BootingNode(2, 1, 8, 1300)};
+  state_.nodes[1].created = At(1190);
+  AddRunning(&state_, Elastic(50, 8, 1, 1, 2, true), {{1, 1}}, 99999);
+  metrics_.Set(50, {{At(0), 0.97}});
+  AutoscalerOptions o;
+  o.scale_up.trigger.pending_grace = Seconds(0);
+  o.scale_up.hedge.nodes = 2;
+  EXPECT_TRUE(Of(ActionKind::kRelease, 1200, o).empty());
+  EXPECT_TRUE(Of(ActionKind::kScaleUp, 1200, o).empty());  // the booting node is the growth's
+}
+
 TEST_F(ElasticTest, UtilizationWasteShrinksAsyncWorkButNotSyncGangs) {
   state_.nodes = {ReadyNode(1, 0, 8, 8)};
   AddRunning(&state_, Elastic(50, 2, 4, 1, 4, true), {{1, 4}}, 99999);
