@@ -16,7 +16,7 @@ if [ -s "$out/auto.err" ]; then echo "auto: standard error is a file, yet it got
 "$TIDE" "${args[@]}" --progress always >"$out/always.out" 2>"$out/always.err" || { echo "always: tide failed"; fail=1; }
 err=$(cat -v "$out/always.err")
 case "$err" in
-  *'^M^[[Ksimulating 4 policies: '*'jobs '*'/1,054 ('*) ;;
+  *'^M^[[Ksimulating 5 policies: '*'jobs '*'/1,054 ('*) ;;
   *) echo "always: no progress line on standard error: $err"; fail=1 ;;
 esac
 case "$err" in
@@ -32,7 +32,7 @@ if [ -s "$out/never.err" ]; then echo "never: got output"; fail=1; fi
 # A terminal (a pseudo-terminal from script(1)): shown by default.
 if command -v script >/dev/null 2>&1; then
   script -qec "$(printf '%q ' "$TIDE" "${args[@]}") >/dev/null" /dev/null >"$out/tty.txt" 2>&1 </dev/null
-  if ! grep -q "simulating 4 policies" "$out/tty.txt"; then
+  if ! grep -q "simulating 5 policies" "$out/tty.txt"; then
     echo "tty: no progress on a terminal: $(cat -v "$out/tty.txt" | head -c 300)"; fail=1
   fi
 else

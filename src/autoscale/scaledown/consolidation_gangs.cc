@@ -52,25 +52,38 @@ void Consolidation::MoveGangs(PassContext* ctx, ScalingPlan* plan) const {
   // Idle reserved nodes that stay, by pool, and the GPUs of the largest.
   std::vector<int> idle(spec.pools.size(), 0), idle_gpus(spec.pools.size(), 0);
   bool any = false;
-  for (const Node& n : ctx->state.nodes) {
+  const auto count = [&](const Node& n) {
     if (spec.pools[n.pool].tier != model::Tier::kReserved || leaving(n) ||
         !KeptIdle(spec, release_reserved_, model::StateIndex::FactsOf(n))) {
-      continue;
+      return;
     }
     ++idle[n.pool];
     idle_gpus[n.pool] = std::max(idle_gpus[n.pool], n.gpus);
     any = true;
+  };
+  if (const model::StateIndex* x = ctx->index) {
+    x->idle().ForEach([&](size_t pos) { count(ctx->state.nodes[pos]); });  // KeptIdle needs idle
+  } else {
+    for (const Node& n : ctx->state.nodes) count(n);
   }
   if (!any || ctx->disruption_allowance < 2) return;
 
+  // A node by id: from the state index when there is one (every pass in the
+  // simulator and the controller), else from a map built here.
   absl::flat_hash_map<model::NodeId, const Node*> by_id;
-  by_id.reserve(ctx->state.nodes.size());
-  for (const Node& n : ctx->state.nodes) by_id[n.id] = &n;
-  absl::flat_hash_map<model::NodeId, int> jobs_on;
-  for (const Job* j : ctx->active()) {
-    for (const auto& sh : j->alloc) ++jobs_on[sh.node];
+  if (ctx->index == nullptr) {
+    by_id.reserve(ctx->state.nodes.size());
+    for (const Node& n : ctx->state.nodes) by_id[n.id] = &n;
   }
-  std::vector<int> staying = StayingNodes(*ctx);
+  const auto node_of = [&](model::NodeId id) -> const Node* {
+    if (ctx->index != nullptr) {
+      const int pos = ctx->index->NodePos(id);
+      return pos < 0 ? nullptr : &ctx->state.nodes[static_cast<size_t>(pos)];
+    }
+    auto it = by_id.find(id);
+    return it == by_id.end() ? nullptr : it->second;
+  };
+  std::vector<int> staying;  // StayingNodes, once a gang gets that far
   std::vector<const Node*> nodes;
   for (const Job* jp : ctx->active()) {
     const Job& j = *jp;
@@ -83,10 +96,10 @@ void Consolidation::MoveGangs(PassContext* ctx, ScalingPlan* plan) const {
     absl::flat_hash_map<int, int> from_pool;
     bool alone = true;
     for (const auto& sh : j.alloc) {
-      auto it = by_id.find(sh.node);
-      const Node* n = it == by_id.end() ? nullptr : it->second;
-      if (n == nullptr || sh.workers != 1 || jobs_on[sh.node] != 1 || n->state != NodeState::kReady || leaving(*n) ||
-          KeepsIdleNodes(spec.pools[n->pool], release_reserved_)) {
+      const Node* n = node_of(sh.node);
+      // Its one worker is all the node runs: its only busy GPUs are the worker's.
+      if (n == nullptr || sh.workers != 1 || n->gpus - n->free_gpus != j.spec.gpus_per_worker ||
+          n->state != NodeState::kReady || leaving(*n) || KeepsIdleNodes(spec.pools[n->pool], release_reserved_)) {
         alone = false;
         break;
       }
@@ -94,6 +107,7 @@ void Consolidation::MoveGangs(PassContext* ctx, ScalingPlan* plan) const {
       ++from_pool[n->pool];
     }
     if (!alone) continue;
+    if (staying.empty()) staying = StayingNodes(*ctx);
     bool above_min = true;
     for (const auto& [p, k] : from_pool) above_min = above_min && staying[p] - k >= ctx->MinNodes(p);
     if (!above_min) continue;
