@@ -130,7 +130,9 @@ PY
 }
 
 # tide_config POOLS-YAML [EXTRA-LIVE-YAML]: writes $DIR/tide/cluster.yaml
-# (POLICY_EXTRA: more keys for policies.tide, starting with ", ").
+# (POLICY_EXTRA: more keys for policies.tide, starting with ", "). The tests
+# count the nodes tide buys, so no spare nodes against slow boots (tide's
+# default is 3).
 tide_config() {
   cat > "$DIR/tide/cluster.yaml" <<YAML
 pools:
@@ -141,7 +143,7 @@ priority_classes:
   - {name: low, value: 10, preemptible: true}
 default_priority_class: normal
 policies:
-  tide: {scan_interval: 2s, pending_grace: 0s, idle_release_after: 15s${POLICY_EXTRA:-}}
+  tide: {scan_interval: 2s, pending_grace: 0s, idle_release_after: 15s, boot_hedge: 0${POLICY_EXTRA:-}}
 live:
   state: state.db
   loop_interval: 2s
