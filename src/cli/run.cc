@@ -105,6 +105,16 @@ int Run(const RunArgs& args) {
     return ReportFailure(absl::InvalidArgumentError(
         StrCat(args.config, ": no `live:` section; `tide run` needs one (docs/live.md)")));
   }
+  // The policy before the backend: a wrong name is wrong whatever the manager says.
+  auto profile = autoscale::MakePolicy(args.policy, cfg->policies, cfg->cluster, std::nullopt);
+  if (!profile.ok()) {
+    return ReportFailure(absl::InvalidArgumentError(StrCat("--policy: ", profile.status().message())));
+  }
+  if (profile->kind != "tide") {
+    return ReportFailure(absl::InvalidArgumentError(
+        StrCat("--policy ", args.policy, ": `tide run` runs tide's own policies (tide, tide-seed or a variant); ",
+               profile->kind, " is a baseline for `tide simulate`")));
+  }
   if (cfg->live.provider.kind == "kwok" && cfg->live.backend != "kubernetes") {
     // Before the backend: the configuration is wrong whatever the backend can do.
     return ReportFailure(absl::InvalidArgumentError(StrCat(
@@ -115,13 +125,6 @@ int Run(const RunArgs& args) {
   if (!backend.ok()) return ReportFailure(backend.status());
   if (Status s = controller::CheckClassRules(*cfg, backend->manager->capabilities()); !s.ok()) {
     return ReportFailure(s);
-  }
-  auto profile = autoscale::MakePolicy(args.policy, cfg->policies, cfg->cluster, std::nullopt);
-  if (!profile.ok()) return ReportFailure(profile.status());
-  if (profile->kind != "tide") {
-    return ReportFailure(absl::InvalidArgumentError(
-        StrCat("--policy ", args.policy, ": `tide run` runs tide's own policies (tide, tide-seed or a variant); ",
-               profile->kind, " is a baseline for `tide simulate`")));
   }
   auto autoscaler = autoscale::Autoscaler::Make(profile->autoscaler);
   if (!autoscaler.ok()) return ReportFailure(autoscaler.status());

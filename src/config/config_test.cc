@@ -328,6 +328,47 @@ TEST(ParseConfigTest, TimeZoneOfReportsDefaultsToTheSchedulesThenUtc) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->DisplayTimeZone(), "Europe/Berlin");
 }
+TEST(ParseConfigTest, VariantsStartFromTideOrFromWhatTheyName) {
+  auto c = ParseConfig(StrCat(kTwoPools, R"(policies:
+  tide: {idle_release_after: 5m}
+  variants:
+    plain: {}
+    seedish: {from: tide-seed, boot_hedge: 2}
+    later: {from: seedish, consolidation: {enabled: true}}
+)"), "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto& d = c->policies;
+  ASSERT_EQ(d.variants.size(), 3u);
+  // policies.tide applies to tide and tide-seed alike.
+  EXPECT_EQ(d.tide.scale_down.idle.idle_after, Minutes(5));
+  EXPECT_EQ(d.seed.scale_down.idle.idle_after, Minutes(5));
+  const auto& plain = d.variants[0].second;
+  EXPECT_EQ(plain.scale_up.hedge.nodes, 3);
+  EXPECT_EQ(plain.scale_up.trigger.pending_threshold, 0);
+  const auto& seedish = d.variants[1].second;
+  EXPECT_EQ(seedish.scale_up.hedge.nodes, 2);
+  EXPECT_EQ(seedish.scale_up.trigger.pending_threshold, 3);
+  EXPECT_FALSE(seedish.consolidation.enabled);
+  EXPECT_EQ(seedish.scale_down.idle.idle_after, Minutes(5));
+  const auto& later = d.variants[2].second;
+  EXPECT_EQ(later.scale_up.hedge.nodes, 2);
+  EXPECT_TRUE(later.consolidation.enabled);
+  EXPECT_EQ(later.consolidation.quiet_for, Hours(1));  // tide-seed's, through seedish
+}
+
+TEST(ParseConfigTest, AVariantStartsOnlyFromAPolicyNamedBeforeIt) {
+  for (const char* bad : {"{from: reactive}", "{from: later}", "{from: [tide]}"}) {
+    SCOPED_TRACE(bad);
+    auto c = ParseConfig(StrCat(kTwoPools, "policies:\n  variants:\n    first: ", bad, "\n    later: {}\n"),
+                         "c.yaml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_THAT(Msg(c.status()), HasSubstr("policies.variants.first.from"));
+  }
+  auto twice = ParseConfig(StrCat(kTwoPools, "policies:\n  variants:\n    tide-seed: {}\n"), "c.yaml");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(Msg(twice.status()), HasSubstr("not a built-in policy's"));
+}
+
 TEST(ParseConfigTest, ConsolidationOptions) {
   auto c = ParseConfig(StrCat(kTwoPools, R"(policies:
   variants:
