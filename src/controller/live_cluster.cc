@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/strings.h"
@@ -156,6 +157,45 @@ void Advance(const config::Config& config, const backends::Observation& obs, con
       } else {
         ++stats->cordons;
       }
+    }
+  }
+  // A job the manager started by itself on nodes with no machine behind them
+  // (Slurm's power saving allocates a powered-down node, one tide gave back,
+  // in the moment before tide cordons it again) would wait for a boot that
+  // nobody starts. It has not run, so nothing is lost: cordon those nodes,
+  // then requeue it, and it is demand again.
+  if (fixed_names) {
+    std::map<std::string, const backends::ObservedNode*> node_by_name;
+    for (const auto& on : obs.nodes) node_by_name[on.name] = &on;
+    for (const auto& j : obs.jobs) {
+      if (j.phase != backends::JobPhase::kStarting) continue;
+      std::vector<std::string> orphaned;
+      for (const auto& name : j.nodes) {
+        auto n = node_by_name.find(name);
+        if (n == node_by_name.end() || n->second->pool < 0 || n->second->Answering()) continue;
+        if (!built.instance_of.contains(name)) orphaned.push_back(name);
+      }
+      if (orphaned.empty()) continue;
+      bool cordoned = true;
+      for (const auto& name : orphaned) {
+        if (node_by_name[name]->cordon != backends::Cause::kNone) continue;
+        Status s = manager->Cordon(name, {backends::Cause::kNotBought, ""});
+        if (!s.ok()) {
+          Fail(stats, log, StrCat("cordon node ", name, " that has no machine"), s);
+          cordoned = false;
+        } else {
+          ++stats->cordons;
+        }
+      }
+      if (!cordoned) continue;  // requeued onto the same node it would be started on again
+      Status s = manager->Requeue(j.key);
+      if (!s.ok()) {
+        Fail(stats, log, StrCat("requeue job ", j.key), s);
+        continue;
+      }
+      log(StrCat("job ", j.key, " was started by the workload manager on ", StrJoin(orphaned, ", "),
+                 ", which no machine is behind (tide gave ", orphaned.size() == 1 ? "it" : "them",
+                 " back); cordoned, and the job requeued before it ran"));
     }
   }
   // Stops begun with a checkpoint signal: finished once the grace is over.

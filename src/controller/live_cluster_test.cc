@@ -315,6 +315,26 @@ TEST(LiveCluster, CordonsNodesWithoutAMachineSoTheManagerCannotStartThem) {
   EXPECT_EQ(r.Actions(), std::vector<std::string>{"drain gpu2 tide: not provisioned"});
 }
 
+// Slurm's power saving started a job on a node tide had given back (it went
+// idle on suspend, before tide cordoned it again): nothing will boot it, so
+// tide cordons the node and requeues the job, which never ran.
+TEST(LiveCluster, RequeuesAJobTheManagerStartedOnANodeWithNoMachine) {
+  Rig r;
+  r.slurm.view.nodes[3] = SlurmNode("gpu4", "allocated", {"CLOUD", "POWERING_UP", "NOT_RESPONDING"}, 8);
+  r.slurm.view.jobs = {SlurmJob(1, "CONFIGURING", 8, {"gpu4"})};
+  r.Advance(kNow);
+  EXPECT_EQ(r.Actions(), (std::vector<std::string>{"drain gpu4 tide: not provisioned", "requeue 1"}));
+  EXPECT_NE(r.log.back().find("job 1 was started by the workload manager on gpu4"), std::string::npos) << r.log.back();
+  // On a node tide bought and that is booting, the same job just waits.
+  Rig bought;
+  bought.Apply(Plan({ScaleUp(0, 1)}));
+  const size_t before = bought.Actions().size();
+  bought.slurm.view.nodes[0] = SlurmNode("gpu1", "allocated", {"CLOUD", "POWERING_UP", "NOT_RESPONDING"}, 8);
+  bought.slurm.view.jobs = {SlurmJob(2, "CONFIGURING", 8, {"gpu1"})};
+  bought.Advance(kNow + Seconds(10));
+  EXPECT_EQ(bought.Actions().size(), before) << StrJoin(bought.Actions(), "\n");
+}
+
 // An idle job reclaimed once and idle again is cancelled: the decision core
 // reads how often tide reclaimed it from the snapshot.
 TEST(LiveCluster, RemembersIdleReclaimsForTheSnapshot) {
