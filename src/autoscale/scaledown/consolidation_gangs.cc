@@ -51,7 +51,7 @@ void Consolidation::MoveGangs(PassContext* ctx, ScalingPlan* plan) const {
   };
   // Idle reserved nodes that stay, by pool, and the GPUs of the largest.
   std::vector<int> idle(spec.pools.size(), 0), idle_gpus(spec.pools.size(), 0);
-  bool any = false;
+  int total = 0;
   const auto count = [&](const Node& n) {
     if (spec.pools[n.pool].tier != model::Tier::kReserved || leaving(n) ||
         !KeptIdle(spec, release_reserved_, model::StateIndex::FactsOf(n))) {
@@ -59,14 +59,15 @@ void Consolidation::MoveGangs(PassContext* ctx, ScalingPlan* plan) const {
     }
     ++idle[n.pool];
     idle_gpus[n.pool] = std::max(idle_gpus[n.pool], n.gpus);
-    any = true;
+    ++total;
   };
   if (const model::StateIndex* x = ctx->index) {
     x->idle().ForEach([&](size_t pos) { count(ctx->state.nodes[pos]); });  // KeptIdle needs idle
   } else {
     for (const Node& n : ctx->state.nodes) count(n);
   }
-  if (!any || ctx->disruption_allowance < 2) return;
+  // A gang has two workers at least, each onto an idle reserved node of its own.
+  if (total < 2 || ctx->disruption_allowance < 2) return;
 
   // A node by id: from the state index when there is one (every pass in the
   // simulator and the controller), else from a map built here.
