@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   simulate->add_option("--format,-f", sim.format, "Trace format: auto, native, itp, philly, openb, swf")
       ->capture_default_str();
   simulate->add_option("--compare", sim.compare,
-                       "Policies, comma-separated: tide, reactive, slurm-powersave, fixed:N|peak|mean[:pool] "
+                       "Policies, comma-separated: tide, tide-seed, reactive, slurm-powersave, fixed:N|peak|mean[:pool], or a variant "
                        "(default: the configuration's policies.compare)");
   simulate->add_option("--json", sim.json_out, "Also write the figures as JSON to this file");
   simulate->add_option("--decision-log", sim.decision_log, "Write every decision, with its reason, to this file");
