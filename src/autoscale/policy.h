@@ -37,7 +37,8 @@
 
 namespace tide::autoscale {
 
-// Per-policy options as configured (config/ fills these; defaults are the mission's).
+// Per-policy options as configured (config/ fills these; tide's defaults are
+// TideDefaults, tide-seed's the mission's: docs/design/defaults.md).
 struct PolicyDefaults {
   sched::SchedulerOptions scheduler;
   AutoscalerOptions tide = TideDefaults();

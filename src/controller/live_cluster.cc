@@ -193,6 +193,7 @@ void Advance(const config::Config& config, const backends::Observation& obs, con
         Fail(stats, log, StrCat("requeue job ", j.key), s);
         continue;
       }
+      ++stats->requeues;
       log(StrCat("job ", j.key, " was started by the workload manager on ", StrJoin(orphaned, ", "),
                  ", which no machine is behind (tide gave ", orphaned.size() == 1 ? "it" : "them",
                  " back); cordoned, and the job requeued before it ran"));

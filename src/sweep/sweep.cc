@@ -112,6 +112,7 @@ Status Apply(const SweepPoint& point, config::Config* c) {
     // baseline, or a variant (whose options were copied from tide's).
     auto each = [&](auto set) {
       set(c->policies.tide);
+      set(c->policies.seed);
       set(c->policies.reactive);
       set(c->policies.powersave);
       for (auto& [name, options] : c->policies.variants) set(options);

@@ -1,7 +1,7 @@
 // IdleRelease: give back nodes that have run nothing for a while.
 //
-// Rule: a ready node that has been idle for at least `idle_after` (default 10
-// minutes) is released, longest idle first, unless a pending job is planned
+// Rule: a ready node that has been idle for at least `idle_after` (tide-seed's 10
+// minutes; tide's 2) is released, longest idle first, unless a pending job is planned
 // onto it, its pool would drop below its minimum in force (nodes still
 // booting count toward it), or it is reserved capacity (paid for whether used
 // or not, so releasing it saves nothing). See docs/design/idle-release.md.

@@ -8,7 +8,8 @@
 // slowest. A spare is a booting node that no waiting job is planned onto. On
 // every pass, a pool keeps at most `nodes` spares while some job there waits
 // for a boot, and none once no job does: the rest are released while still
-// booting. Off (0) by default. See docs/design/boot-hedge.md.
+// booting. tide's default is 3; tide-seed's and the baselines' 0 (off).
+// See docs/design/boot-hedge.md.
 #ifndef TIDE_AUTOSCALE_SCALEUP_HEDGE_H_
 #define TIDE_AUTOSCALE_SCALEUP_HEDGE_H_
 

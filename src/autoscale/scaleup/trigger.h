@@ -1,9 +1,9 @@
 // PendingTrigger: when to consider buying nodes (layer one of the mission).
 //
-// Rule: scale up when more than `threshold` GPU jobs are pending (default 3,
-// MISSION section 2), or when a pending job that still needs capacity (no
+// Rule: scale up when more than `threshold` GPU jobs are pending (tide-seed's 3,
+// MISSION section 2; tide's 0), or when a pending job that still needs capacity (no
 // ready or booting node will hold it, yet some pool could) has waited at
-// least `grace` (default 30 s), so that a small queue is never left waiting
+// least `grace` (tide-seed's 30 s; tide's 0), so that a small queue is never left waiting
 // forever. A job that was interrupted (a spot interruption, a preemption) has its
 // replacement requested at once (MISSION 11). With threshold 0 it fires on
 // any pending job, as cluster-autoscaler does. See
