@@ -166,8 +166,8 @@ Result<const std::vector<std::string_view>*> CsvReader::Next() {
   if (!ReadLine()) return nullptr;
   TIDE_RETURN_IF_ERROR(Split());
   if (!header_.empty() && fields_.size() != header_.size()) {
-    return LineError(StrCat("expected ", header_.size(), " fields (", StrJoin(header_, ","),
-                                  "), found ", fields_.size()));
+    return LineError(StrCat("expected ", header_.size(), " fields (", Shown(StrJoin(header_, ",")),
+                            "), found ", fields_.size()));
   }
   return &fields_;
 }
@@ -191,7 +191,7 @@ Result<int64_t> CsvReader::Int(std::string_view field, std::string_view value) c
         d == std::floor(d) && std::fabs(d) < 9e15) {
       return static_cast<int64_t>(d);
     }
-    return FieldError(field, StrCat("expected an integer, got '", value, "'"));
+    return FieldError(field, StrCat("expected an integer, got '", Shown(value), "'"));
   }
   return v;
 }
@@ -233,7 +233,7 @@ Result<double> CsvReader::Double(std::string_view field, std::string_view value)
   double v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || p != value.data() + value.size() || value.empty() || !std::isfinite(v)) {
-    return FieldError(field, StrCat("expected a number, got '", value, "'"));
+    return FieldError(field, StrCat("expected a number, got '", Shown(value), "'"));
   }
   return v;
 }
@@ -250,7 +250,7 @@ Result<bool> CsvReader::Bool(std::string_view field, std::string_view value) con
   };
   if (is("1") || is("true") || is("yes") || is("y")) return true;
   if (is("0") || is("false") || is("no") || is("n") || value.empty()) return false;
-  return FieldError(field, StrCat("expected true/false, got '", value, "'"));
+  return FieldError(field, StrCat("expected true/false, got '", Shown(value), "'"));
 }
 
 }  // namespace tide

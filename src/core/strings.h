@@ -51,6 +51,11 @@ std::vector<std::string_view> Split(std::string_view s, char sep, bool skip_empt
 inline bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 // Whole-string decimal integer; false on anything else.
 bool ParseInt(std::string_view s, int* out);
+// Text from an input (a file, a reply) made safe to put in a message: control
+// bytes and bytes that are not UTF-8 are written as \xNN, and what would take
+// more than `limit` columns is cut, with "... (N bytes)" after it. A binary file
+// given by mistake then shows as a short line, not raw bytes on a terminal.
+std::string Shown(std::string_view s, size_t limit = 80);
 
 }  // namespace tide
 

@@ -8,7 +8,9 @@
 // takes for uninitialised (it is set before it is read): a false positive
 // in a third-party header, silenced for that header only.
 #pragma GCC diagnostic push
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "date/date.h"
 #pragma GCC diagnostic pop
 

@@ -41,7 +41,9 @@ class ItpReader final : public TraceReader {
     if (duration < 0 || duration > kMaxRuntimeSeconds) {
       return csv_->FieldError("duration", StrCat("must be between 0 and ", kMaxRuntimeSeconds, ", got ", duration));
     }
-    if (gpus < 1 || gpus > (1 << 20)) return csv_->FieldError("num_gpu", StrCat("must be at least 1, got ", gpus));
+    if (gpus < 1 || gpus > kMaxJobGpus) {
+      return csv_->FieldError("num_gpu", StrCat("must be between 1 and ", kMaxJobGpus, ", got ", gpus));
+    }
     if (submit < last_) {
       return csv_->FieldError("submission_time",
                               StrCat("rows must be in submission order (", submit, " < ", last_, ")"));

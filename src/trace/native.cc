@@ -7,7 +7,7 @@
 namespace tide::trace {
 namespace {
 
-constexpr int kMaxGpusPerJob = 1 << 20;
+constexpr int kMaxGpusPerJob = static_cast<int>(kMaxJobGpus);
 
 const std::vector<std::string>& KnownColumns() {
   static const auto* cols = new std::vector<std::string>{

@@ -82,7 +82,9 @@ Result<std::unique_ptr<TraceReader>> OpenPhilly(std::unique_ptr<CsvReader> csv, 
       return csv->FieldError("duration", StrCat("must be between 0 and ", kMaxRuntimeSeconds, " seconds"));
     }
     TIDE_ASSIGN_OR_RETURN(int64_t g, csv->Int("num_gpus", f[gpus]));
-    if (g < 1 || g > (1 << 20)) return csv->FieldError("num_gpus", StrCat("must be at least 1, got ", g));
+    if (g < 1 || g > kMaxJobGpus) {
+      return csv->FieldError("num_gpus", StrCat("must be between 1 and ", kMaxJobGpus, ", got ", g));
+    }
     int32_t team = -1;
     if (vc >= 0) {
       auto [it, fresh] = team_index.try_emplace(std::string(f[vc]), static_cast<int32_t>(teams.size()));

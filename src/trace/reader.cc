@@ -49,7 +49,7 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path, std::str
     } else {
       return absl::InvalidArgumentError(StrCat(
           path, ":", csv->line(), ": cannot tell the trace format from the header (",
-          StrJoin(csv->header(), ","), "); pass --format, one of ", StrJoin(TraceFormats(), ", ")));
+          Shown(StrJoin(csv->header(), ",")), "); pass --format, one of ", StrJoin(TraceFormats(), ", ")));
     }
   }
   if (f == "native") return OpenNative(std::move(csv), options);

@@ -30,6 +30,9 @@ namespace tide::trace {
 // zero, a run time of at most 10 years. Anything larger is a malformed row.
 inline constexpr int64_t kMaxSubmitSeconds = int64_t{100} * 365 * 86400;
 inline constexpr int64_t kMaxRuntimeSeconds = int64_t{10} * 365 * 86400;
+// At most 2^20 GPUs in one job: far past any cluster, and small enough that
+// sums over a trace's jobs cannot overflow.
+inline constexpr int64_t kMaxJobGpus = int64_t{1} << 20;
 
 class TraceReader {
  public:

@@ -287,7 +287,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadTraceCase{"OutOfOrder", "job_id,submission_time,duration,num_gpu\na,10,1,1\nb,5,1,1",
                      ":3: field 'submission_time': rows must be in submission order (5 < 10)"},
         BadTraceCase{"ZeroGpus", "job_id,submission_time,duration,num_gpu\na,10,1,0\n",
-                     ":2: field 'num_gpu': must be at least 1, got 0"},
+                     ":2: field 'num_gpu': must be between 1 and 1048576, got 0"},
+        BadTraceCase{"HugeGpus", "job_id,submission_time,duration,num_gpu\na,10,1,999999999\n",
+                     ":2: field 'num_gpu': must be between 1 and 1048576, got 999999999"},
         BadTraceCase{"BadDuration", "job_id,submission_time,duration,num_gpu\na,10,long,1\n",
                      ":2: field 'duration': expected an integer, got 'long'"},
         BadTraceCase{"NegativeSubmit", "job_id,submission_time,duration,num_gpu\na,-1,1,1\n",
@@ -382,7 +384,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,-3,1,1,a\n",
                      ":2: field 'duration': must be between 0 and 315360000 seconds"},
         BadTraceCase{"ZeroGpus", "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,3,0,1,a\n",
-                     ":2: field 'num_gpus': must be at least 1, got 0"},
+                     ":2: field 'num_gpus': must be between 1 and 1048576, got 0"},
         BadTraceCase{"MissingColumn", "timestamp,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,1,1,a\n",
                      ":1: Philly trace lacks column 'duration'"}),
     [](const auto& info) { return info.param.name; });
@@ -427,6 +429,25 @@ TEST_F(TraceTest, UnknownHeaderIsAClearError) {
   EXPECT_EQ(Msg(reader.status()),
             StrCat(path, ":1: cannot tell the trace format from the header (when,how_long,cards); pass --format, "
                          "one of auto, native, itp, philly, openb, swf"));
+}
+
+// A binary file given as a trace: the message quotes its first bytes escaped
+// and cut short, never raw control bytes on the user's terminal.
+TEST_F(TraceTest, BinaryFileIsShownEscapedAndCut) {
+  std::string bytes = "x\t\xca\xa6\x01\x02\x1b[31m";
+  for (int i = 0; i < 500; ++i) {
+    const int b = i * 37 % 256;  // every byte but the ones that end a line or a field
+    bytes.push_back(static_cast<char>(b == '\n' || b == '\r' || b == '"' || b == ',' ? 0 : b));
+  }
+  const std::string path = WriteFile("binary.bin", bytes);
+  auto reader = OpenTrace(path, "auto", options_);
+  ASSERT_FALSE(reader.ok());
+  const std::string msg = Msg(reader.status());
+  EXPECT_THAT(msg, StartsWith(StrCat(path, ":1: cannot tell the trace format from the header (x\\x09")));
+  EXPECT_THAT(msg, HasSubstr("\\x1b[31m"));
+  EXPECT_THAT(msg, HasSubstr(" bytes)); pass --format"));
+  for (char c : msg) EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20) << "control byte in: " << msg;
+  EXPECT_LT(msg.size(), path.size() + 300);
 }
 
 TEST_F(TraceTest, UnknownFormatName) {
