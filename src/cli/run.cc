@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -20,6 +19,7 @@
 #include "controller/http_server.h"
 #include "controller/live_report.h"
 #include "controller/store.h"
+#include "controller/token_file.h"
 #include "core/process.h"
 #include "core/strings.h"
 #include "metrics/prometheus.h"
@@ -32,17 +32,6 @@ namespace {
 
 std::atomic<int> g_signal{0};  // the one signal-handler flag; set by SIGTERM/SIGINT
 void OnSignal(int sig) { g_signal = sig; }
-
-Result<std::string> ReadToken(const std::string& path) {
-  if (path.empty()) return std::string();
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(StrCat(path, ": cannot read the token file (live.http.token_file)"));
-  std::string token;
-  std::getline(in, token);
-  token = std::string(StripWhitespace(token));
-  if (token.size() < 8) return absl::InvalidArgumentError(StrCat(path, ": the token must have at least 8 characters"));
-  return token;
-}
 
 // The HTTP server's view of the controller. Commands that change state are
 // queued for the loop's thread.
@@ -184,16 +173,19 @@ int Run(const RunArgs& args) {
   controller::Controller ctl(*cfg, std::move(*autoscaler), backend->manager.get(), provider.get(), store->get(),
                              prometheus.get(), co, log);
 
-  auto token = ReadToken(live.http.token_file);
-  if (!token.ok()) return ReportFailure(token.status());
   controller::LiveReportSource report(*cfg, live.state, {.history = co.history, .dry_run = args.dry_run});
   Source source(&ctl, &*cfg, &clock, &report);
   std::unique_ptr<controller::HttpServer> http;
   if (!args.no_http) {
+    auto token = controller::LoadToken(live.http.token_file);
+    if (!token.ok()) return ReportFailure(token.status());
+    if (token->created) {
+      log(StrCat("made ", live.http.token_file, " (mode 0600) with a new random token for POST /api/v1/..."));
+    }
     controller::HttpOptions ho;
     ho.address = live.http.address;
     ho.port = live.http.port;
-    ho.token = *token;
+    ho.token = std::move(token->value);
     http = std::make_unique<controller::HttpServer>(ho, &source);
     Status s = http->Start();
     if (!s.ok()) return ReportFailure(s);

@@ -335,6 +335,13 @@ Status ParseLive(const Field& f, const std::string& config_path, const model::Cl
     if (!o.prometheus.empty() && o.prometheus.rfind("http://", 0) != 0) {
       return m->Get("prometheus")->Error("expected an http:// URL, e.g. http://127.0.0.1:9090");
     }
+    // The URL is logged at start and in every error about Prometheus, so a
+    // password in it (user:password@host) would be too. tide sends none.
+    if (o.prometheus.substr(0, o.prometheus.find('/', 7)).find('@') != std::string::npos) {
+      return m->Get("prometheus")->Error(
+          "holds credentials (user:password@), which tide does not send and would log; put an authenticating "
+          "proxy on this machine in between");
+    }
   }
   if (auto h = f.Get("http")) {
     TIDE_RETURN_IF_ERROR(h->OnlyKeys({"address", "port", "token_file"}));

@@ -9,6 +9,7 @@
 #include <exception>
 #include <utility>
 
+#include "controller/http_connections.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -19,7 +20,6 @@ constexpr char kMetricsType[] = "text/plain; version=0.0.4; charset=utf-8";
 constexpr char kJsonType[] = "application/json";
 constexpr char kTextType[] = "text/plain; charset=utf-8";
 constexpr char kHtmlType[] = "text/html; charset=utf-8";
-constexpr size_t kMaxBody = 1 << 20;
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -119,9 +119,6 @@ HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Routes() {
   httplib::Server& s = *server_;
-  s.set_payload_max_length(kMaxBody);
-  // A kept-alive connection holds a worker; Stop() waits for it this long.
-  s.set_keep_alive_timeout(2);
   // httplib's default sets SO_REUSEPORT, which lets a second process bind
   // the same port and silently share its connections. SO_REUSEADDR only:
   // a restart can rebind at once, a second tide cannot.
@@ -228,8 +225,9 @@ void HttpServer::Routes() {
            res.set_content(*out, kJsonType);
          }));
 
-  // Fills in bodies for the errors httplib makes itself (an unknown path,
-  // a body too large); replies the handlers wrote are left as they are.
+  // Fills in bodies for the errors httplib makes itself (an unknown path);
+  // replies the handlers wrote are left as they are. Malformed, oversized
+  // and slow requests never get this far (http_connections.h).
   s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     if (res.status == 404) {
@@ -246,7 +244,7 @@ void HttpServer::Routes() {
 Status HttpServer::Start() {
   if (started_) return absl::FailedPreconditionError("the HTTP server was already started");
   started_ = true;
-  server_ = std::make_unique<httplib::Server>();
+  server_ = std::make_unique<LimitedServer>(options_.limits);
   Routes();
   errno = 0;
   int bound = -1;
@@ -261,6 +259,7 @@ Status HttpServer::Start() {
                                          err != 0 ? StrCat(": ", std::strerror(err)) : std::string()));
   }
   port_ = bound;
+  server_->ApplyBacklog();
   serving_ = true;
   thread_ = std::thread([this] {
     server_->listen_after_bind();

@@ -168,6 +168,10 @@ class Store {
   // gives a private in-memory store for tests. Returns FailedPrecondition
   // naming the file if it is not a SQLite database, was written by a newer
   // tide (schema_version above this build's), or cannot be put in WAL mode.
+  // The file is for tide's user only: created with mode 0600 (SQLite gives
+  // its -wal, -shm and -journal files the same), and an existing file, or
+  // one of those, that group or others may use is narrowed to 0600;
+  // FailedPrecondition naming the file if that cannot be done.
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
   // Opens an existing store at `path` for reading only, as a second
   // connection beside the writer's (WAL lets it read while the writer

@@ -2,6 +2,8 @@
 // connection, and files that are not a tide store.
 #include "controller/store.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -31,6 +33,32 @@ TEST_F(StoreFileTest, WalModeOn) {
   EXPECT_EQ(Query("PRAGMA journal_mode"), "wal");
   ASSERT_TRUE(store->AddCounter("x", 1).ok());
   EXPECT_TRUE(std::filesystem::exists(StrCat(path_, "-wal")));
+}
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st = {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+TEST_F(StoreFileTest, TheStateFileAndItsCompanionsAreForItsUserOnly) {
+  const mode_t old_mask = ::umask(0);  // a plain create would make 0644 or 0666 files now
+  {
+    auto store = OpenOrDie(path_);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->AddCounter("x", 1).ok());  // makes the -wal and the -shm
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      SCOPED_TRACE(suffix);
+      EXPECT_EQ(ModeOf(path_ + suffix), 0600u);
+    }
+    // Files made before (or by hand) are narrowed at the next open.
+    ASSERT_EQ(::chmod(path_.c_str(), 0664), 0);
+    ASSERT_EQ(::chmod((path_ + "-wal").c_str(), 0644), 0);
+    ASSERT_NE(OpenOrDie(path_), nullptr);
+    EXPECT_EQ(ModeOf(path_), 0600u);
+    EXPECT_EQ(ModeOf(path_ + "-wal"), 0600u);
+  }
+  ::umask(old_mask);
 }
 
 TEST_F(StoreFileTest, ReopenAfterKill9SeesEverythingCommitted) {

@@ -82,6 +82,13 @@ class Reader {
   std::string dir_;
 };
 
+// True if the URL's authority holds user information (user:password@host).
+bool HasUserinfo(std::string_view url) {
+  const size_t start = url.find("://");
+  if (start == std::string_view::npos) return false;
+  return url.substr(start + 3, url.find('/', start + 3) - start - 3).find('@') != std::string_view::npos;
+}
+
 Result<Connection> Parse(const YAML::Node& root, const Reader& r, std::string_view wanted) {
   if (!root.IsMap()) return r.Error("(top level)", "expected a map (is this a kubeconfig?)");
   std::string context(wanted);
@@ -102,6 +109,12 @@ Result<Connection> Parse(const YAML::Node& root, const Reader& r, std::string_vi
   const std::string kf = StrCat("clusters[", *cluster_name, "].cluster");
   TIDE_ASSIGN_OR_RETURN(auto server, r.String(cluster, "server", StrCat(kf, ".server")));
   if (!server || server->empty()) return r.Error(StrCat(kf, ".server"), "missing");
+  // Errors about the API server name its URL, and they go to the log and to
+  // /status: a password in the URL would go with them. Refused unshown.
+  if (HasUserinfo(*server)) {
+    return r.Error(StrCat(kf, ".server"),
+                   "holds credentials (user:password@); give them as the user's token or client certificate");
+  }
   if (!server->starts_with("https://") && !server->starts_with("http://")) {
     return r.Error(StrCat(kf, ".server"), StrCat("'", *server, "' is not an http(s) URL"));
   }

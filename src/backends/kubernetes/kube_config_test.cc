@@ -11,6 +11,7 @@ namespace tide::backends::kube {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Msg(const Status& s) { return std::string(Message(s)); }
 
@@ -123,10 +124,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NoServer", "clusters:\n- name: c\n  cluster: {}\nusers: []\n" + kCtx, "",
                 "clusters[c].cluster.server: missing"},
         BadCase{"BadScheme", "clusters:\n- name: c\n  cluster: {server: ftp://h}\n" + kCtx, "", "not an http(s) URL"},
+        BadCase{"PasswordInServer", "clusters:\n- name: c\n  cluster: {server: 'https://me:hunter2@h:6443/x'}\n" + kCtx,
+                "", "clusters[c].cluster.server: holds credentials"},
         BadCase{"InsecureNotBool",
                 "clusters:\n- name: c\n  cluster: {server: 'https://h', insecure-skip-tls-verify: maybe}\n" + kCtx, "",
                 "insecure-skip-tls-verify: expected true or false"}),
     [](const auto& info) { return info.param.name; });
+
+TEST(KubeconfigTest, APasswordInTheServerUrlIsNotShown) {
+  auto c = ParseKubeconfig("clusters:\n- name: c\n  cluster: {server: 'ftp://me:hunter2@h'}\n" + kCtx, "/etc/kc", "");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(Msg(c.status()), Not(HasSubstr("hunter2")));
+}
 
 TEST(KubeconfigTest, MissingFileIsUnavailableAndNamed) {
   auto c = LoadKubeconfig("/nonexistent/kubeconfig");
