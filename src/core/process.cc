@@ -12,6 +12,10 @@
 // - A timeout <= 0 is InvalidArgument (it would kill every command at once).
 // - Only the child is waited for: a grandchild that keeps stdout open holds
 //   the run until the timeout, which then kills the whole process group.
+// - A run cut by its timeout is DeadlineExceeded, not Unavailable: what the
+//   program did before it was killed is unknown, and a caller that asked it
+//   to change something (a cloud's create) must find out later rather than
+//   take it as not done.
 #include "core/process.h"
 
 #include <fcntl.h>
@@ -294,7 +298,7 @@ Result<CommandResult> SystemCommandRunner::Run(const std::vector<std::string>& a
   }
   KillGroup(pid);
   WaitBlocking(pid, &status);
-  return absl::UnavailableError(
+  return absl::DeadlineExceededError(
       StrCat(command, ": did not finish within ", FormatDuration(timeout), "; killed its process group"));
 }
 

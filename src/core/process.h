@@ -28,9 +28,11 @@ class CommandRunner {
  public:
   virtual ~CommandRunner() = default;
   // Returns the result whatever the exit status (callers decide what a
-  // non-zero exit means). Unavailable if the program cannot be started or
-  // does not finish within `timeout` (it is then killed, with its process
-  // group); InvalidArgument if argv is empty.
+  // non-zero exit means). Unavailable if the program cannot be started;
+  // DeadlineExceeded, naming the command, if it does not finish within
+  // `timeout` (it is then killed, with its process group: whatever it did
+  // meanwhile is unknown); InvalidArgument if argv is empty or the timeout
+  // is not positive.
   virtual Result<CommandResult> Run(const std::vector<std::string>& argv, const std::string& input,
                                     Duration timeout) = 0;
 };

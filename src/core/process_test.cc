@@ -89,7 +89,7 @@ TEST(SystemCommandRunnerTest, TimeoutKillsTheProcessGroupAndNamesTheCommand) {
   // The background sleep keeps stdout open: only a group kill ends it.
   Result<CommandResult> r = runner.Run({"sh", "-c", "sleep 30 & sleep 30"}, "", Seconds(1));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(Message(r.status())), HasSubstr("sh -c 'sleep 30 & sleep 30'"));
   EXPECT_THAT(std::string(Message(r.status())), HasSubstr("did not finish within 1s"));
 }

@@ -5,7 +5,8 @@
 // "undrain gpu1", "power_down gpu1", "requeue 7", "cancel 7",
 // "signal 7 USR1") and succeed. With apply_node_commands, drains and
 // undrains also change `view` as slurmctld would (the DRAIN flag and the
-// reason), so that a later squeue/sinfo shows them.
+// reason), so that a later squeue/sinfo shows them. cut_replies_at cuts
+// squeue's and sinfo's replies short.
 #ifndef TIDE_TESTUTIL_FAKE_SLURM_H_
 #define TIDE_TESTUTIL_FAKE_SLURM_H_
 
@@ -55,6 +56,9 @@ class FakeSlurm final : public CommandRunner {
   Status query_error = OkStatus();  // what squeue fails with, if not OK
   std::vector<std::string> calls;   // every command, short form; "squeue", "sinfo" too
   bool apply_node_commands = false;  // drain and undrain change `view`
+  // squeue's and sinfo's replies are cut after this many bytes (a reply cut
+  // short); npos: whole.
+  size_t cut_replies_at = std::string::npos;
 
   Result<CommandResult> Run(const std::vector<std::string>& argv, const std::string& input,
                             Duration timeout) override {
@@ -62,11 +66,11 @@ class FakeSlurm final : public CommandRunner {
     if (tool == "squeue") {
       calls.push_back("squeue");
       if (!query_error.ok()) return query_error;
-      return CommandResult{0, Squeue(), ""};
+      return CommandResult{0, Squeue().substr(0, cut_replies_at), ""};
     }
     if (tool == "sinfo") {
       calls.push_back("sinfo");
-      return CommandResult{0, Sinfo(), ""};
+      return CommandResult{0, Sinfo().substr(0, cut_replies_at), ""};
     }
     calls.push_back(Short(tool, argv));
     if (apply_node_commands && tool == "scontrol") Apply(argv);

@@ -7,7 +7,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <charconv>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+#include <thread>
 
 #include "core/files.h"
 #include "core/strings.h"
@@ -164,6 +169,43 @@ Status StatusFromReply(const Reply& reply, std::string_view what) {
 
 bool IsGone(const Status& status) { return absl::IsOutOfRange(status); }
 
+namespace {
+
+// Ends a client's call once `limit` has passed, whatever the server sends:
+// the per-read timeouts alone let a server that trickles its reply hold a
+// call, and the controller's loop with it, for as long as it likes. The
+// watch is a thread that sleeps until the limit or until the call returned.
+class CallDeadline {
+ public:
+  CallDeadline(httplib::ClientImpl* client, Duration limit)
+      : thread_([this, client, limit](std::stop_token stop) {
+          std::mutex mu;
+          std::condition_variable_any cv;
+          std::unique_lock lock(mu);
+          if (cv.wait_for(lock, stop, limit, [] { return false; }) || stop.stop_requested()) return;
+          expired_ = true;
+          // Again until the call returns: a stop while it still connects
+          // has no socket to shut yet.
+          do {
+            client->stop();
+          } while (!cv.wait_for(lock, stop, std::chrono::milliseconds(100), [] { return false; }) &&
+                   !stop.stop_requested());
+        }) {}
+
+  // The call returned: ends the watch, and says whether it cut the call.
+  bool Expired() {
+    thread_.request_stop();
+    if (thread_.joinable()) thread_.join();
+    return expired_;
+  }
+
+ private:
+  std::atomic<bool> expired_{false};
+  std::jthread thread_;
+};
+
+}  // namespace
+
 struct HttpTransport::Impl {
   Connection connection;
   HttpOptions options;
@@ -282,7 +324,13 @@ Result<Reply> HttpTransport::Request(std::string_view method, std::string_view p
     req.body = std::string(body);
     req.headers.emplace("Content-Type", std::string(content_type));
   }
+  CallDeadline deadline(client.get(), impl_->options.read_timeout);
   httplib::Result res = client->send(req);
+  const bool expired = deadline.Expired();
+  if (!res && expired) {
+    return absl::DeadlineExceededError(StrCat(impl_->Where(), ": ", method, " ", path_with_query,
+                                              ": no whole reply within ", FormatDuration(impl_->options.read_timeout)));
+  }
   if (!res) return impl_->Failed(*client, res.error(), StrCat(method, " ", path_with_query));
   return Reply{res->status, std::move(res->body)};
 }

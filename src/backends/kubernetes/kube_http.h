@@ -50,7 +50,9 @@ class Transport {
   // (already URL-encoded, starting with '/'), with `body` of `content_type`
   // when the body is not empty. Returns the reply whatever its HTTP status;
   // Unavailable, naming the server, when no reply came (connection refused,
-  // TLS failure, timeout). Thread-safe.
+  // TLS failure, a read timeout); DeadlineExceeded when the whole call took
+  // longer than its limit (HttpOptions::read_timeout for HttpTransport),
+  // however steadily the server trickled its reply. Thread-safe.
   virtual Result<Reply> Request(std::string_view method, std::string_view path_with_query, std::string_view body = "",
                                 std::string_view content_type = "application/json") = 0;
 
@@ -75,8 +77,9 @@ bool IsGone(const Status& status);
 
 struct HttpOptions {
   Duration connect_timeout = Seconds(10);
-  // For a plain request, and between two reads of a watch (so it must be
-  // longer than the watch's timeoutSeconds when no bookmark comes).
+  // For a plain request, both between two reads and for the whole call;
+  // and between two reads of a watch (so it must be longer than the
+  // watch's timeoutSeconds when no bookmark comes).
   Duration read_timeout = Seconds(30);
   Duration watch_read_timeout = Seconds(360);
   std::string user_agent = "tide";

@@ -170,6 +170,29 @@ TEST(HttpTransportTest, WatchErrorStatusMapped) {
   EXPECT_THAT(Msg(s), HasSubstr("watch /api/v1/nodes?watch=1: HTTP 410"));
 }
 
+// A server that answers a byte at a time, each well within the read
+// timeout: the whole call is cut at its limit all the same.
+TEST(HttpTransportTest, ATrickledReplyIsCutAtTheCallsDeadline) {
+  LoopbackServer srv;
+  srv.server().Get("/api/v1/nodes", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
+      for (int i = 0; i < 600; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!sink.write(" ", 1)) return false;  // the client hung up
+      }
+      sink.done();
+      return true;
+    });
+  });
+  HttpOptions o;
+  o.read_timeout = Seconds(1);
+  auto t = HttpTransport::Create(srv.Conn(), o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto r = (*t)->Request("GET", "/api/v1/nodes");
+  EXPECT_TRUE(absl::IsDeadlineExceeded(r.status())) << r.status();
+  EXPECT_THAT(Msg(r.status()), HasSubstr("GET /api/v1/nodes: no whole reply within 1s"));
+}
+
 TEST(HttpTransportTest, NoServerIsUnavailable) {
   // A loopback port that was free a moment ago and has no listener.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

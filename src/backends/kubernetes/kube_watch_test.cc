@@ -194,6 +194,44 @@ TEST_F(InformerTest, FailedFirstListBacksOffAndRetriesTheList) {
   EXPECT_EQ(inf.Step().kind, Kind::kListed);
 }
 
+// A list reply cut short (a proxy or an API server that closed early): the
+// list fails and the cache is not listed (Observe then says the view is not
+// current); the next whole reply lists.
+TEST_F(InformerTest, ATruncatedListReplyFailsTheListAndTheNextWholeOneRecovers) {
+  PodInformer inf = Make();
+  const std::string page = Fixture("pods_page1.json");
+  t_.Reply200(page.substr(0, page.size() / 2));
+  StepResult r = inf.Step();
+  EXPECT_EQ(r.kind, Kind::kFailed);
+  EXPECT_THAT(std::string(Message(r.error)), HasSubstr("the reply is not a JSON object"));
+  EXPECT_FALSE(inf.State().listed);
+  EXPECT_FALSE(inf.Synced());
+  QueueList();
+  EXPECT_EQ(inf.Step().kind, Kind::kListed);
+  EXPECT_TRUE(inf.Synced());
+  EXPECT_EQ(Keys(inf.Snapshot()).size(), 4u);
+}
+
+// A relist whose second page is cut short: nothing is taken as vanished,
+// the cache keeps what it had, and the next relist settles it.
+TEST_F(InformerTest, ATruncatedRelistPageVanishesNothing) {
+  PodInformer inf = Make();
+  QueueList();
+  inf.Step();
+  t_.watches.push_back(WatchScript::Http(410, Fixture("error_410_gone.json")));
+  t_.Reply200(Fixture("pods_page1.json"));
+  const std::string page2 = Fixture("pods_page2.json");
+  t_.Reply200(page2.substr(0, page2.size() - 5));
+  StepResult r = inf.Step();
+  EXPECT_EQ(r.kind, Kind::kFailed);
+  EXPECT_THAT(r.vanished, IsEmpty());
+  EXPECT_EQ(Keys(inf.Snapshot()).size(), 4u);
+  t_.Reply200(PodList({"train-0"}, "301"));
+  r = inf.Step();
+  EXPECT_EQ(r.kind, Kind::kRelisted);
+  EXPECT_EQ(r.vanished.size(), 3u);
+}
+
 TEST_F(InformerTest, StaleWhenNoContactWithinTheBound) {
   InformerOptions o;
   o.max_staleness = Seconds(60);

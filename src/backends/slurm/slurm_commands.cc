@@ -54,11 +54,15 @@ Result<std::string> SlurmCommands::RunChecked(const std::vector<std::string>& ar
   Result<CommandResult> r = runner_->Run(argv, "", options_.timeout);
   const std::string command = FormatArgv(argv);
   if (!r.ok()) {
-    // Whatever went wrong starting it, Slurm did not answer: retry later.
+    // Whatever went wrong starting it, Slurm did not answer: retry later. A
+    // command cut by its timeout stays DeadlineExceeded: an scontrol killed
+    // mid-way may or may not have changed the node.
     // The command is named once (SystemCommandRunner names it already).
     const std::string_view why = Message(r.status());
-    if (why.substr(0, command.size()) == command) return absl::UnavailableError(std::string(why));
-    return absl::UnavailableError(StrCat(command, ": ", why));
+    const absl::StatusCode code = absl::IsDeadlineExceeded(r.status()) ? absl::StatusCode::kDeadlineExceeded
+                                                                       : absl::StatusCode::kUnavailable;
+    if (why.substr(0, command.size()) == command) return Status(code, std::string(why));
+    return Status(code, StrCat(command, ": ", why));
   }
   if (r->exit_code != 0) {
     std::string_view detail = StripWhitespace(r->err);

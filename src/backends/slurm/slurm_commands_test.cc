@@ -95,14 +95,20 @@ TEST_P(SlurmActionTest, NonZeroExitIsUnavailableWithStderr) {
   EXPECT_THAT(Msg(s), Not(HasSubstr("specified\n")));
 }
 
-TEST_P(SlurmActionTest, RunnerErrorIsUnavailable) {
-  FakeRunner runner;
-  runner.Fail(absl::DeadlineExceededError("timed out after 30s"));
-  SlurmCommands backend(SlurmOptions{}, &runner);
-  const Status s = GetParam().act(backend);
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
-  EXPECT_THAT(Msg(s), HasSubstr("timed out after 30s"));
-  EXPECT_THAT(Msg(s), HasSubstr(GetParam().target));
+// A command that could not run is Unavailable; one cut by its timeout may
+// or may not have acted, and stays DeadlineExceeded. Either names the
+// command's target.
+TEST_P(SlurmActionTest, RunnerErrorsKeepTheirCodeAndNameTheTarget) {
+  for (const Status& e : {absl::UnavailableError("cannot start: No such file or directory"),
+                          absl::DeadlineExceededError("timed out after 30s")}) {
+    FakeRunner runner;
+    runner.Fail(e);
+    SlurmCommands backend(SlurmOptions{}, &runner);
+    const Status s = GetParam().act(backend);
+    EXPECT_EQ(s.code(), e.code()) << s;
+    EXPECT_THAT(Msg(s), HasSubstr(std::string(Message(e))));
+    EXPECT_THAT(Msg(s), HasSubstr(GetParam().target));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SlurmActionTest, ::testing::ValuesIn(ActionCases()),
@@ -291,8 +297,27 @@ INSTANTIATE_TEST_SUITE_P(
                            r.Reply(0, Fixture("squeue_empty.json"));
                            r.Fail(absl::DeadlineExceededError("killed after 30s"));
                          },
-                         absl::StatusCode::kUnavailable,
+                         absl::StatusCode::kDeadlineExceeded,
                          {"sinfo --json", "killed after 30s"},
+                         2},
+        // Recorded replies cut short (a pipe closed early, a full disk on
+        // slurmctld's side): never read as fewer jobs or nodes.
+        ObserveErrorCase{"SqueueCutShort",
+                         [](FakeRunner& r) {
+                           const std::string full = Fixture("squeue_lab.json");
+                           r.Reply(0, full.substr(0, full.size() / 2));
+                         },
+                         absl::StatusCode::kInvalidArgument,
+                         {"squeue --json: ", "not valid JSON"},
+                         1},
+        ObserveErrorCase{"SinfoCutShort",
+                         [](FakeRunner& r) {
+                           r.Reply(0, Fixture("squeue_lab.json"));
+                           const std::string full = Fixture("sinfo_lab.json");
+                           r.Reply(0, full.substr(0, full.size() - 3));
+                         },
+                         absl::StatusCode::kInvalidArgument,
+                         {"sinfo --json: ", "not valid JSON"},
                          2},
         ObserveErrorCase{"SqueueReportsErrors",
                          [](FakeRunner& r) {

@@ -83,15 +83,18 @@ ExecProvider::ExecProvider(Options options, CommandRunner* runner) : options_(st
 namespace {
 
 // Runs `argv` with `input`; a non-zero exit or a failure to run is
-// Unavailable with the command and its stderr.
+// Unavailable with the command and its stderr, a command cut by its timeout
+// DeadlineExceeded (what it did before it was killed is unknown).
 Result<std::string> RunChecked(CommandRunner* runner, const std::vector<std::string>& argv, const json& input,
                                Duration timeout) {
   Result<CommandResult> r = runner->Run(argv, input.dump() + "\n", timeout);
   if (!r.ok()) {
     const std::string command = FormatArgv(argv);
     const std::string_view why = Message(r.status());
+    const absl::StatusCode code = absl::IsDeadlineExceeded(r.status()) ? absl::StatusCode::kDeadlineExceeded
+                                                                       : absl::StatusCode::kUnavailable;
     // SystemCommandRunner's messages name the command already.
-    return absl::UnavailableError(why.starts_with(command) ? std::string(why) : StrCat(command, ": ", why));
+    return Status(code, why.starts_with(command) ? std::string(why) : StrCat(command, ": ", why));
   }
   if (r->exit_code != 0) {
     std::string detail = Excerpt(r->err);

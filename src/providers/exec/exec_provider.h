@@ -21,10 +21,14 @@
 // that is already gone. tide cannot check either; it retries with the same
 // key after a crash or a timeout.
 //
-// Failures: a command that cannot be run, times out, exits non-zero, or
-// prints anything but the expected JSON gives Unavailable naming the command
+// Failures: a command that cannot be run, exits non-zero, or prints
+// anything but the expected JSON gives Unavailable naming the command
 // (FormatArgv) and, for a non-zero exit, its trimmed stderr; for a bad reply,
-// the field. A garbage reply never reads as "no instances".
+// the field. A command that does not finish within Options::timeout is
+// killed with its process group and gives DeadlineExceeded naming it: a
+// create cut short may have bought the instance, so the controller keeps it
+// pending until a later list says (docs/live.md, "Faults"). A garbage reply
+// never reads as "no instances".
 //
 // Not thread-safe (the CloudProvider contract); the runner must be.
 #ifndef TIDE_PROVIDERS_EXEC_EXEC_PROVIDER_H_

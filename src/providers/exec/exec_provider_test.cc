@@ -316,8 +316,42 @@ TEST_F(ExecScriptTest, HangingScriptTimesOut) {
   o.timeout = Seconds(1);
   ExecProvider p(o, &runner_);
   Result<std::vector<Instance>> list = p.List(kNow);
-  ASSERT_EQ(list.status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_EQ(list.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(Msg(list.status()), HasSubstr("list.sh: did not finish within 1s"));
+}
+
+// A create that never returns: killed with everything it started at the
+// deadline, and DeadlineExceeded (not a plain failure): the cloud may have
+// bought the instance before the command was cut.
+TEST_F(ExecScriptTest, HangingCreateIsKilledAtItsDeadlineWithItsOutcomeUnknown) {
+  ExecProvider::Options o;
+  o.create = {Script("create.sh", StrCat("sleep 30 &\necho $! > '", dir_, "/child.pid'\nwait\n"))};
+  o.timeout = Seconds(1);
+  ExecProvider p(o, &runner_);
+  Result<Instance> made = p.Create(Request(), kNow);
+  ASSERT_EQ(made.status().code(), absl::StatusCode::kDeadlineExceeded) << made.status();
+  EXPECT_THAT(Msg(made.status()), HasSubstr("create.sh: did not finish within 1s; killed its process group"));
+  const int64_t child = std::atoll(ReadBack("child.pid").c_str());
+  ASSERT_GT(child, 0);
+  auto stat = ReadProcStat(child);
+  if (stat.has_value()) {
+    // Killed with the group; it may still be a zombie until init reaps it.
+    EXPECT_TRUE(WaitUntilGone(ProcessId{child, stat->start_time}, Seconds(10)));
+  }
+}
+
+TEST(ExecProviderTest, ACallCutByItsTimeoutIsDeadlineExceededNamingTheCommand) {
+  FakeRunner runner;
+  runner.Fail(absl::DeadlineExceededError("cloud-create --profile 'lab one': did not finish within 45s"));
+  runner.Fail(absl::DeadlineExceededError("did not finish within 45s"));
+  ExecProvider p(Commands(), &runner);
+  Status create = p.Create(Request(), kNow).status();
+  EXPECT_EQ(create.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(Msg(create), "cloud-create --profile 'lab one': did not finish within 45s");
+  Status del = p.Delete("i-1", "k", kNow);
+  EXPECT_EQ(del.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(Msg(del), "cloud-delete: did not finish within 45s");
+  EXPECT_EQ(runner.calls[0].timeout, Seconds(45));
 }
 
 }  // namespace
