@@ -45,7 +45,10 @@ class Journal {
   // recorded together, or neither is.
   virtual Status CommitCreate(const std::string& key, const providers::Instance& instance, int pool,
                               Timestamp now) = 0;
-  // The provider refused or failed the create recorded under `key`.
+  // The provider refused or failed the create recorded under `key`. A
+  // DeadlineExceeded `why` (the call ran out of time) leaves the outcome
+  // unknown: a journal that outlives the process keeps the create pending
+  // for the provider's list to settle, as after a crash.
   virtual void FailCreate(const std::string& key, const Status& why, Timestamp now) = 0;
 
   // The instance behind `node` is being given back: it goes once the node

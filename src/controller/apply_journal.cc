@@ -30,6 +30,16 @@ apply::PendingStop DecodeStop(const ActionRecord& record) {
   return p;
 }
 
+bool IsStoreFailure(const Status& s) {
+  return absl::IsUnavailable(s) || absl::IsFailedPrecondition(s) || absl::IsNotFound(s) || absl::IsInternal(s) ||
+         absl::IsDataLoss(s);
+}
+
+Status StoreJournal::Noted(Status s) {
+  if (write_error_.ok() && IsStoreFailure(s)) write_error_ = s;
+  return s;
+}
+
 std::string StoreJournal::PoolName(int pool) const {
   return pool >= 0 && pool < static_cast<int>(config_->cluster.pools.size())
              ? config_->cluster.pools[static_cast<size_t>(pool)].name
@@ -39,8 +49,8 @@ std::string StoreJournal::PoolName(int pool) const {
 Result<std::string> StoreJournal::BeginCreate(const std::string& node, int pool, std::string_view reason,
                                               Timestamp now) {
   std::string key = StrCat("create-", node, "-", ToUnixSeconds(now), "-", ++seq_);
-  TIDE_RETURN_IF_ERROR(
-      store_->BeginAction({key, "create", node, "", PoolName(pool), "pending", now, now, std::string(reason)}));
+  TIDE_RETURN_IF_ERROR(Noted(
+      store_->BeginAction({key, "create", node, "", PoolName(pool), "pending", now, now, std::string(reason)})));
   return key;
 }
 
@@ -58,11 +68,14 @@ Status StoreJournal::CommitCreate(const std::string& key, const providers::Insta
   r.idempotency_key = key;
   r.created = now;
   r.state = "booting";
-  return store_->CommitCreate(key, r, now);
+  return Noted(store_->CommitCreate(key, r, now));
 }
 
 void StoreJournal::FailCreate(const std::string& key, const Status& why, Timestamp now) {
-  (void)store_->FinishAction(key, "failed", std::string(Message(why)), now);
+  // Cut by its deadline, the create may have bought the instance: it stays
+  // pending, for the provider's list to settle (Reconcile).
+  if (absl::IsDeadlineExceeded(why)) return;
+  (void)Noted(store_->FinishAction(key, "failed", std::string(Message(why)), now));
 }
 
 void StoreJournal::MarkReleasing(const std::string& node) {
@@ -70,37 +83,37 @@ void StoreJournal::MarkReleasing(const std::string& node) {
   if (!rec.ok() || !rec->has_value()) return;
   InstanceRecord r = **rec;
   r.state = "releasing";
-  (void)store_->PutInstance(r);
+  (void)Noted(store_->PutInstance(r));
 }
 
 Result<std::string> StoreJournal::BeginDelete(const std::string& node, const std::string& instance, int pool,
                                               Timestamp now) {
   std::string key = StrCat("delete-", instance);
-  Status begun = store_->BeginAction({key, "delete", node, "", PoolName(pool), "pending", now, now, instance});
+  Status begun = Noted(store_->BeginAction({key, "delete", node, "", PoolName(pool), "pending", now, now, instance}));
   if (!begun.ok() && !absl::IsAlreadyExists(begun)) return begun;
   return key;
 }
 
 Status StoreJournal::FinishDelete(const std::string& key, const std::string& instance, Timestamp now) {
-  TIDE_RETURN_IF_ERROR(store_->MarkInstanceDeleted(instance, now, "deleted"));
-  return store_->FinishAction(key, "done", instance, now);
+  TIDE_RETURN_IF_ERROR(Noted(store_->MarkInstanceDeleted(instance, now, "deleted")));
+  return Noted(store_->FinishAction(key, "done", instance, now));
 }
 
 Result<bool> StoreJournal::BeginStop(apply::PendingStop* stop, int restarts, Timestamp now) {
   stop->record = StrCat("stop-", stop->job, "-", restarts);
   Status begun =
-      store_->BeginAction({stop->record, "signal", "", stop->job, "", "pending", now, now, EncodeStop(*stop)});
+      Noted(store_->BeginAction({stop->record, "signal", "", stop->job, "", "pending", now, now, EncodeStop(*stop)}));
   if (absl::IsAlreadyExists(begun)) return false;
   TIDE_RETURN_IF_ERROR(begun);
   return true;
 }
 
 void StoreJournal::StopSignalled(const apply::PendingStop& stop, std::string_view reason, Timestamp now) {
-  (void)store_->AddJobEvent({stop.job, "signalled", now, 0, std::string(reason)});
+  (void)Noted(store_->AddJobEvent({stop.job, "signalled", now, 0, std::string(reason)}));
 }
 
 void StoreJournal::FailStop(const apply::PendingStop& stop, const Status& why, Timestamp now) {
-  (void)store_->FinishAction(stop.record, "failed", std::string(Message(why)), now);
+  (void)Noted(store_->FinishAction(stop.record, "failed", std::string(Message(why)), now));
 }
 
 Result<std::vector<apply::PendingStop>> StoreJournal::PendingStops() {
@@ -115,10 +128,10 @@ Result<std::vector<apply::PendingStop>> StoreJournal::PendingStops() {
 void StoreJournal::FinishStop(const apply::PendingStop& stop, std::string_view outcome, double lost_gpu_seconds,
                               std::string_view detail, Timestamp now) {
   if (outcome == "requeued" || outcome == "cancelled") {
-    (void)store_->AddJobEvent({stop.job, std::string(outcome), now, lost_gpu_seconds, std::string(detail)});
+    (void)Noted(store_->AddJobEvent({stop.job, std::string(outcome), now, lost_gpu_seconds, std::string(detail)}));
   }
-  (void)store_->FinishAction(stop.record, outcome == "refused" ? "abandoned" : "done",
-                             outcome == "refused" ? std::string(detail) : EncodeStop(stop), now);
+  (void)Noted(store_->FinishAction(stop.record, outcome == "refused" ? "abandoned" : "done",
+                                   outcome == "refused" ? std::string(detail) : EncodeStop(stop), now));
 }
 
 }  // namespace tide::controller

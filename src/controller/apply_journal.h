@@ -1,12 +1,17 @@
 // StoreJournal: the applier's journal (apply/journal.h) over the live
 // controller's SQLite store. Every step is an action with an idempotency
 // key, written before tide acts and finished after (store.h says why that
-// survives kill -9 at any instant).
+// survives kill -9 at any instant). A create whose outcome is unknown (the
+// provider's call ran out of time) stays pending: the next loop's Reconcile
+// adopts it if the provider lists its key and abandons it if not, as after
+// a crash. The journal also remembers the first write the store refused, so
+// that the controller can say the state file cannot be written.
 #ifndef TIDE_CONTROLLER_APPLY_JOURNAL_H_
 #define TIDE_CONTROLLER_APPLY_JOURNAL_H_
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "apply/journal.h"
@@ -34,13 +39,26 @@ class StoreJournal final : public apply::Journal {
   void FinishStop(const apply::PendingStop& stop, std::string_view outcome, double lost_gpu_seconds,
                   std::string_view detail, Timestamp now) override;
 
+  // The first write the store failed since the last call (OK if none): a
+  // state file that is full, read-only or broken. A refusal that is part of
+  // the protocol (AlreadyExists: the step is recorded already) is not one.
+  Status TakeWriteError() { return std::exchange(write_error_, OkStatus()); }
+
  private:
   std::string PoolName(int pool) const;
+  // Remembers `s` if it is the store failing to write; returns it.
+  Status Noted(Status s);
 
   const config::Config* config_;
   Store* store_;
   int64_t seq_ = 0;  // makes create keys unique within a second
+  Status write_error_;
 };
+
+// True when `s` is the store failing (the file is busy, full, read-only,
+// corrupt or unreadable: store.h's Unavailable, FailedPrecondition, NotFound
+// and Internal), not a refusal of a record.
+bool IsStoreFailure(const Status& s);
 
 // A stop's record in the store's action detail: "<requeue|cancel>
 // <deadline> <signalled> <gpus> [<cause>]" (unix seconds; the cause was

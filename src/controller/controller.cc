@@ -43,7 +43,8 @@ Controller::Controller(const config::Config& config, autoscale::Autoscaler autos
       autoscaler_(std::move(autoscaler)),
       scheduler_(config.policies.scheduler),
       manager_(manager),
-      provider_(provider),
+      watched_(provider),
+      provider_(&watched_),
       store_(store),
       prometheus_(prometheus),
       history_(metrics::UtilHistoryOptions{std::max(config.live.loop_interval * 3, Seconds(60)),
@@ -54,7 +55,39 @@ Controller::Controller(const config::Config& config, autoscale::Autoscaler autos
       listener_(&memory_, store, log_, options_.fault),
       applier_(&config_.cluster,
                apply::ApplyOptions{.checkpoint_grace = config.live.jobs.checkpoint_grace},
-               manager, provider, &journal_, &listener_) {}
+               manager, &watched_, &journal_, &listener_) {}
+
+namespace {
+
+// The sources of faults, as tide_fault labels them.
+constexpr char kManagerFault[] = "workload_manager";
+constexpr char kProviderFault[] = "provider";
+constexpr char kStoreFault[] = "store";
+
+}  // namespace
+
+void Controller::NoteStore(const Status& s) {
+  store_written_ = true;
+  if (!s.ok() && store_error_.ok()) store_error_ = s;
+}
+
+void Controller::UpdateFaults() {
+  if (watched_.called()) {
+    if (watched_.fault().ok()) {
+      faults_.erase(kProviderFault);
+    } else {
+      faults_[kProviderFault] = StrCat("provider (", watched_.Name(), "): ", Message(watched_.fault()));
+    }
+  }
+  if (store_written_) {
+    if (store_error_.ok()) {
+      faults_.erase(kStoreFault);
+    } else {
+      faults_[kStoreFault] = StrCat("state store: cannot write the state file: ", Message(store_error_),
+                                    "; nothing is bought or given back until it can");
+    }
+  }
+}
 
 void Controller::LoopError(LoopReport* r, const std::string& source, const Status& s) {
   r->ok = false;
@@ -68,7 +101,12 @@ void Controller::Observe(Timestamp now, LoopReport* r, backends::Observation* ob
                          std::vector<providers::Interruption>* interruptions) {
   r->ok = true;
   auto o = manager_->Observe();
-  if (!o.ok()) return LoopError(r, manager_->capabilities().name, o.status());
+  const std::string& name = manager_->capabilities().name;
+  if (!o.ok()) {
+    faults_[kManagerFault] = StrCat("workload manager (", name, ") cannot be read: ", Message(o.status()));
+    return LoopError(r, name, o.status());
+  }
+  faults_.erase(kManagerFault);
   *obs = std::move(*o);
   auto list = provider_->List(now);
   if (!list.ok()) return LoopError(r, "provider", list.status());
@@ -171,6 +209,7 @@ void Controller::LogPlan(const autoscale::ScalingPlan& plan, const Built& built,
   last_plan_lines_ = std::move(lines);
   if (!options_.dry_run && !records.empty()) {
     Status s = store_->AppendDecisions(records);
+    NoteStore(s);
     if (!s.ok()) log_(StrCat("error: store: ", Message(s)));
   }
 }
@@ -179,6 +218,9 @@ LoopReport Controller::RunLoop(Timestamp now) {
   LoopReport r;
   r.at = now;
   ++loops_;
+  watched_.Reset();
+  store_written_ = false;
+  store_error_ = OkStatus();
   backends::Observation obs;
   std::vector<providers::Instance> instances;
   std::vector<providers::Interruption> interruptions;
@@ -189,7 +231,22 @@ LoopReport Controller::RunLoop(Timestamp now) {
   }
   std::vector<apply::PendingStop> pending;
   if (!options_.dry_run) {
-    Status s = Reconcile(config_, obs, instances, store_, provider_, now, &r.acted, log_);
+    // A write first, before anything is done: a state file that cannot be
+    // written stops the loop here, as a failed observation does, since
+    // nothing may be bought or given back that cannot be journaled.
+    Status s = store_->SetValue("controller.loop", FormatTimestamp(now));
+    NoteStore(s);
+    if (s.ok()) s = Reconcile(config_, obs, instances, store_, provider_, now, &r.acted, log_);
+    if (s.ok()) {
+      // Instances adopted without a record of buying them are left be
+      // until their node joins.
+      auto live = store_->Instances(/*include_deleted=*/false);
+      if (live.ok()) {
+        memory_.held = HeldNodes(obs, *live);
+      } else {
+        s = live.status();
+      }
+    }
     if (s.ok()) {
       // Jobs told to checkpoint, from the store: they are stopping, and
       // their stop is finished once the grace is over.
@@ -201,6 +258,7 @@ LoopReport Controller::RunLoop(Timestamp now) {
       }
     }
     if (!s.ok()) {
+      NoteStore(s);
       LoopError(&r, "store", s);
       Publish(r, nullptr, now);
       return r;
@@ -245,6 +303,9 @@ LoopReport Controller::RunLoop(Timestamp now) {
     if (!s.ok()) LoopError(&r, "apply", s);
     if (manager_->capabilities().explain) Explain(built, r.plan, now);
   }
+  // A step the store would not record was not taken (the applier journals
+  // first); the store's refusal is its fault.
+  if (Status w = journal_.TakeWriteError(); !w.ok()) NoteStore(w);
   for (auto [name, n] : {std::pair{"create", r.acted.creates}, {"delete", r.acted.deletes},
                          {"cordon", r.acted.cordons}, {"uncordon", r.acted.uncordons},
                          {"checkpoint", r.acted.checkpoints}, {"evict", r.acted.evictions},
@@ -346,6 +407,7 @@ void Controller::RecordHistory(const Built& built, const std::vector<providers::
     sample.spot_interruptions = *spot;
     st = store_->RecordSample(sample, fresh, now - options_.history);
   }
+  NoteStore(st);
   if (!st.ok()) {
     // The loop's work is done; only the status page misses this sample
     // (the job starts are offered again next loop).
@@ -357,8 +419,13 @@ void Controller::RecordHistory(const Built& built, const std::vector<providers::
 }
 
 void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now) {
+  UpdateFaults();
   Exposition m;
   m.Gauge("tide_up", "1 while tide's controller runs.", {}, 1);
+  for (const char* source : {kManagerFault, kProviderFault, kStoreFault}) {
+    m.Gauge("tide_fault", "1 while a fault of the source is current (docs/live.md, \"Faults\"); /healthz says what.",
+            {{"source", source}}, faults_.count(source) > 0 ? 1 : 0);
+  }
   m.Counter("tide_loops_total", "Control loops run.", {}, static_cast<double>(loops_));
   for (const auto& [source, n] : errors_by_source_) {
     m.Counter("tide_loop_errors_total", "Loops or steps that failed, by what failed (the workload manager by its backend's name, provider, prometheus, store, decision, apply).",
@@ -481,6 +548,9 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
     }
   }
   st["recent_actions"] = recent;
+  nlohmann::json faults = nlohmann::json::array();
+  for (const auto& [source, line] : faults_) faults.push_back(line);
+  st["faults"] = faults;
 
   std::lock_guard<std::mutex> lock(mu_);
   if (!r.ok) {
@@ -490,6 +560,7 @@ void Controller::Publish(const LoopReport& r, const Built* built, Timestamp now)
   while (recent_errors_.size() > 20) recent_errors_.pop_front();
   st["errors"] = nlohmann::json(std::vector<std::string>(recent_errors_.begin(), recent_errors_.end()));
   last_error_ = r.ok ? "" : r.error;
+  published_faults_ = faults_;
   if (r.ok) published_ok_ = now;
   metrics_text_ = m.Text();
   status_json_ = st.dump(2) + "\n";
@@ -507,17 +578,23 @@ std::string Controller::StatusJson() const {
 
 bool Controller::Healthy(Timestamp now, std::string* why) const {
   std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> lines;
+  for (const auto& [source, line] : published_faults_) lines.push_back(line);
+  // A loop error that is no fault (a decision that failed) still shows once
+  // the loop has gone stale.
+  const std::string last_error = lines.empty() ? last_error_ : std::string();
   const Duration limit = std::max(config_.live.loop_interval * 3, Seconds(10));
   if (published_ok_ == kInfinitePast) {
-    *why = last_error_.empty() ? "no loop has completed yet" : StrCat("no loop has completed: ", last_error_);
-    return false;
+    if (lines.empty()) {
+      lines.push_back(last_error.empty() ? "no loop has completed yet" : StrCat("no loop has completed: ", last_error));
+    }
+  } else if (now - published_ok_ > limit) {
+    lines.push_back(StrCat("the last successful loop was ", (now - published_ok_).count(), " s ago",
+                           last_error.empty() ? "" : StrCat(" (last error: ", last_error, ")")));
   }
-  if (now - published_ok_ > limit) {
-    *why = StrCat("the last successful loop was ", (now - published_ok_).count(), " s ago",
-                  last_error_.empty() ? "" : StrCat(" (last error: ", last_error_, ")"));
-    return false;
-  }
-  return true;
+  if (lines.empty()) return true;
+  *why = StrJoin(lines, "\n");
+  return false;
 }
 
 }  // namespace tide::controller

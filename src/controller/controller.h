@@ -6,7 +6,11 @@
 // the simulator calls, and hands the plan to the same Applier. A failed or
 // unparseable observation stops the loop before any decision: nothing is
 // done on stale or missing information, and the error is in the log, in
-// /status and in tide_loop_errors_total.
+// /status and in tide_loop_errors_total. Nor does a loop act when the state
+// store refuses a write: nothing is done on the cloud that cannot be
+// journaled. What is wrong now (the workload manager, the provider, the
+// store) is a fault that /healthz reports until a later call succeeds
+// (docs/live.md, "Faults").
 #ifndef TIDE_CONTROLLER_CONTROLLER_H_
 #define TIDE_CONTROLLER_CONTROLLER_H_
 
@@ -29,6 +33,7 @@
 #include "controller/snapshot.h"
 #include "controller/store.h"
 #include "controller/apply_journal.h"
+#include "controller/watched_provider.h"
 #include "metrics/prometheus.h"
 #include "metrics/util_history.h"
 #include "providers/provider.h"
@@ -70,6 +75,10 @@ class Controller {
   // view.
   std::string MetricsText() const;
   std::string StatusJson() const;
+  // False, with one plain line per problem in `why`, while a fault is
+  // current (the workload manager cannot be read, the provider does not
+  // answer or times out, the state file cannot be written) or no loop has
+  // succeeded for three loop intervals (at least 10 s); true once they clear.
   bool Healthy(Timestamp now, std::string* why) const;
 
   // Requests from the HTTP API, applied by the loop's thread.
@@ -93,12 +102,19 @@ class Controller {
   // the job starts not yet recorded, for the live status page.
   void RecordHistory(const Built& built, const std::vector<providers::Instance>& instances, Timestamp now);
   void LoopError(LoopReport* r, const std::string& source, const Status& s);
+  // A store call of this loop and how it went: a failure is the store's
+  // fault until a later loop writes without one.
+  void NoteStore(const Status& s);
+  // The faults as this loop left them: a source it did not reach keeps what
+  // it had.
+  void UpdateFaults();
 
   const config::Config& config_;
   autoscale::Autoscaler autoscaler_;
   sched::Scheduler scheduler_;
   backends::WorkloadManager* manager_;
-  providers::CloudProvider* provider_;
+  WatchedProvider watched_;  // the provider, watched for its faults
+  providers::CloudProvider* provider_;  // &watched_
   Store* store_;
   metrics::PrometheusSource* prometheus_;
   metrics::UtilHistory history_;
@@ -118,6 +134,10 @@ class Controller {
   // (job key, submit) of the running jobs whose start is in the store.
   std::set<std::pair<std::string, int64_t>> starts_recorded_;
   int64_t loops_ = 0;
+  // This loop's store calls: whether it wrote, and the first failure.
+  bool store_written_ = false;
+  Status store_error_;
+  std::map<std::string, std::string> faults_;  // by source: one plain line each
   std::string last_pools_, last_nodes_;  // the last good loop's view, as JSON
   Timestamp last_ok_ = kInfinitePast;
 
@@ -126,6 +146,7 @@ class Controller {
   std::string status_json_;
   Timestamp published_ok_ = kInfinitePast;
   std::string last_error_;
+  std::map<std::string, std::string> published_faults_;
   std::deque<std::string> recent_errors_;
 };
 

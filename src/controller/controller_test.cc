@@ -14,29 +14,7 @@ using testing::SlurmJob;
 using testing::SlurmNode;
 const Timestamp kNow = FromUnixSeconds(1'800'000'200);
 
-struct Rig {
-  config::Config cfg = testing::TwoPools();
-  testing::FakeSlurm slurm;
-  std::unique_ptr<backends::SlurmBackend> backend = testing::SlurmOver(cfg, &slurm);
-  testing::FakeProvider provider;
-  std::unique_ptr<Store> store = *Store::Open(":memory:");
-  std::vector<std::string> log;
-
-  Rig() {
-    for (int i = 1; i <= 4; ++i) {
-      slurm.view.nodes.push_back(SlurmNode(StrCat("gpu", i), "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0,
-                                            "tide: not provisioned"));
-    }
-    for (int j = 1; j <= 6; ++j) slurm.view.jobs.push_back(SlurmJob(j, "PENDING", 2));
-  }
-  std::unique_ptr<Controller> Make(bool dry_run) {
-    ControllerOptions o;
-    o.dry_run = dry_run;
-    return std::make_unique<Controller>(cfg, *autoscale::Autoscaler::Make(cfg.policies.tide), backend.get(),
-                                        &provider, store.get(), nullptr, o,
-                                        [this](const std::string& l) { log.push_back(l); });
-  }
-};
+using Rig = testing::SlurmRig;
 
 TEST(Controller, BuysForWaitingJobsWithinOneLoop) {
   Rig r;

@@ -1,5 +1,6 @@
 // Fakes for the controller's tests: a provider that records every call and
-// can be told to fail the next one, and the configuration the tests share.
+// can be told to fail the next one, the configuration the tests share, and
+// the controller over them (SlurmRig).
 // The workload managers are testutil's: FakeSlurm (the real Slurm backend
 // over recorded tool replies) and FakeWorkload (tide's terms).
 #ifndef TIDE_CONTROLLER_FAKES_TEST_H_
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "backends/slurm/slurm_backend.h"
+#include "controller/controller.h"
+#include "controller/store.h"
 #include "testutil/fake_slurm.h"
 #include "testutil/fake_workload.h"
 #include "config/config.h"
@@ -31,7 +34,8 @@ class FakeProvider : public providers::CloudProvider {
  public:
   std::vector<providers::Instance> instances;
   std::vector<providers::Interruption> notices;
-  Status next_error = OkStatus();
+  Status next_error = OkStatus();   // the next create or delete fails with it
+  Status list_error = OkStatus();   // List fails with it while not OK
   std::vector<std::string> calls;
   std::function<void(const providers::CreateRequest&)> on_create;  // runs inside Create
 
@@ -53,7 +57,10 @@ class FakeProvider : public providers::CloudProvider {
     std::erase_if(instances, [&](const auto& i) { return i.id == id; });
     return OkStatus();
   }
-  Result<std::vector<providers::Instance>> List(Timestamp) override { return instances; }
+  Result<std::vector<providers::Instance>> List(Timestamp) override {
+    if (!list_error.ok()) return list_error;
+    return instances;
+  }
   Result<std::vector<providers::Interruption>> Interruptions(Timestamp) override { return notices; }
 };
 
@@ -82,6 +89,43 @@ live:
 inline std::unique_ptr<backends::SlurmBackend> SlurmOver(const config::Config& cfg, FakeSlurm* slurm) {
   return std::make_unique<backends::SlurmBackend>(*backends::SlurmBackendOptionsFor(cfg), slurm);
 }
+
+// A CLOUD node with no machine behind it, as tide leaves one: powered down
+// and drained as not bought.
+inline backends::SlurmNode UnboughtNode(std::string name) {
+  return SlurmNode(std::move(name), "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0, "tide: not provisioned");
+}
+
+// TwoPools' nodes gpu1-gpu4, none bought.
+inline void AddUnboughtNodes(FakeSlurm* slurm) {
+  for (int i = 1; i <= 4; ++i) slurm->view.nodes.push_back(UnboughtNode(StrCat("gpu", i)));
+}
+
+// A controller over the Slurm backend on FakeSlurm and a FakeProvider:
+// TwoPools' four nodes unbought and six jobs waiting for 2 GPUs each (two
+// nodes' worth); the store at `state` (in memory unless a path is given);
+// every log line kept.
+struct SlurmRig {
+  config::Config cfg = TwoPools();
+  FakeSlurm slurm;
+  std::unique_ptr<backends::SlurmBackend> backend = SlurmOver(cfg, &slurm);
+  FakeProvider provider;
+  std::unique_ptr<Store> store;
+  std::vector<std::string> log;
+
+  explicit SlurmRig(const std::string& state = ":memory:") : store(*Store::Open(state)) {
+    AddUnboughtNodes(&slurm);
+    for (int j = 1; j <= 6; ++j) slurm.view.jobs.push_back(SlurmJob(j, "PENDING", 2));
+  }
+  std::unique_ptr<Controller> Make(bool dry_run = false) { return MakeOver(&provider, dry_run); }
+  // Over another provider than `provider` (one that wraps it).
+  std::unique_ptr<Controller> MakeOver(providers::CloudProvider* p, bool dry_run = false) {
+    ControllerOptions o;
+    o.dry_run = dry_run;
+    return std::make_unique<Controller>(cfg, *autoscale::Autoscaler::Make(cfg.policies.tide), backend.get(), p,
+                                        store.get(), nullptr, o, [this](const std::string& l) { log.push_back(l); });
+  }
+};
 
 }  // namespace tide::controller::testing
 

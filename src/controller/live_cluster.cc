@@ -63,7 +63,13 @@ std::vector<std::string> LiveView::TakenNames() const {
   return out;
 }
 
-void LiveListener::CreateFailed(int pool, const Status& s, Timestamp now) { memory_->pool_unavailable.emplace(pool, now); }
+void LiveListener::CreateFailed(int pool, const Status& s, Timestamp now) {
+  memory_->pool_unavailable.emplace(pool, now);
+  if (absl::IsDeadlineExceeded(s)) {
+    log_("note: that create ran out of time: whether the provider bought the node is unknown, so it stays pending; "
+         "the next loop adopts the instance if the provider lists its key, and abandons the create if not");
+  }
+}
 
 void LiveListener::Created(int pool, const std::string& node, const std::string& key, Timestamp now) {
   if (fault_ == "kill-after-create") {

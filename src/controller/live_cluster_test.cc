@@ -34,12 +34,7 @@ struct Rig {
   std::vector<providers::Instance> instances;
   Built built;
 
-  Rig() {
-    for (int i = 1; i <= 4; ++i) {
-      slurm.view.nodes.push_back(SlurmNode(StrCat("gpu", i), "idle", {"CLOUD", "POWERED_DOWN", "DRAIN"}, 0,
-                                           "tide: not provisioned"));
-    }
-  }
+  Rig() { testing::AddUnboughtNodes(&slurm); }
   // A fresh observation and the snapshot of it.
   const Built& Build(Timestamp now = kNow) {
     obs = *backend->Observe();

@@ -1,5 +1,6 @@
 #include "controller/reconcile.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/strings.h"
@@ -26,6 +27,18 @@ void Priced(const config::Config& config, int pool, InstanceRecord* r) {
 }
 
 }  // namespace
+
+std::set<std::string> HeldNodes(const backends::Observation& obs, const std::vector<InstanceRecord>& records) {
+  std::set<std::string> answering;
+  for (const auto& n : obs.nodes) {
+    if (n.Answering()) answering.insert(n.name);
+  }
+  std::set<std::string> held;
+  for (const auto& r : records) {
+    if (r.idempotency_key.empty() && !answering.count(r.node)) held.insert(r.node);
+  }
+  return held;
+}
 
 Status Reconcile(const config::Config& config, const backends::Observation& obs,
                  const std::vector<providers::Instance>& instances, Store* store, providers::CloudProvider* provider,
@@ -75,7 +88,29 @@ Status Reconcile(const config::Config& config, const backends::Observation& obs,
   TIDE_ASSIGN_OR_RETURN(auto records, store->Instances(/*include_deleted=*/false));
   std::map<std::string, const InstanceRecord*> known;
   for (const auto& r : records) known[r.id] = &r;
+  // Instances the store has as gone, read only when the provider lists one
+  // the store does not hold live (rare: the whole history is long).
+  std::vector<InstanceRecord> history;
+  std::map<std::string, const InstanceRecord*> gone;
+  if (std::any_of(instances.begin(), instances.end(), [&](const auto& i) { return !known.count(i.id); })) {
+    TIDE_ASSIGN_OR_RETURN(history, store->Instances(/*include_deleted=*/true));
+    for (const auto& r : history) {
+      if (r.deleted != kInfiniteFuture) gone[r.id] = &r;
+    }
+  }
   for (const auto& i : instances) {
+    if (auto g = gone.find(i.id); g != gone.end()) {
+      // Deleted or lost, and listed still: a delete the provider is still
+      // carrying out ("terminating") is expected. Anything else is not taken
+      // back (its cost is closed, and a gone record is never revived), nor
+      // deleted on this alone: the log says so for an operator to look.
+      if (i.state != "terminating") {
+        log(StrCat("warning: instance ", i.id, " (node ", i.node, ") is listed by the provider as ", i.state,
+                   " although tide recorded it ", g->second->state, " at ", FormatTimestamp(g->second->deleted),
+                   "; tide leaves it alone: delete it at the provider if nobody uses it"));
+      }
+      continue;
+    }
     if (auto k = known.find(i.id); k != known.end()) {
       // Its machine joined under a name of its own (MatchJoinedNodes): the
       // record follows, so that the node is known as tide's.
@@ -91,12 +126,23 @@ Status Reconcile(const config::Config& config, const backends::Observation& obs,
     r.id = i.id;
     r.node = i.node;
     r.pool = i.pool;
-    Priced(config, PoolOf(config, obs, i), &r);
-    r.idempotency_key = i.idempotency_key;
+    const int pool = PoolOf(config, obs, i);
+    Priced(config, pool, &r);
+    r.idempotency_key = "";  // the store's mark of an adopted instance (HeldNodes)
     r.created = i.created.time_since_epoch().count() > 0 ? i.created : now;
     r.state = "booting";
     TIDE_RETURN_IF_ERROR(store->PutInstance(r));
-    log(StrCat("adopted instance ", i.id, " (node ", i.node, "): the provider has it and the store did not"));
+    // Adopted, not deleted: an instance tide has no record of buying is
+    // most often one whose record was lost (an older or a replaced state
+    // file), and the provider lists only instances it holds for tide. Until
+    // its node joins, tide leaves it be (HeldNodes); then it is tide's as
+    // any other: given back only by the same rules (idle long enough, not
+    // needed), never because it was unknown.
+    log(StrCat("adopted instance ", i.id, " (node ", i.node, pool < 0 ? "" : StrCat(", pool ", r.pool),
+               i.idempotency_key.empty() ? "" : StrCat(", key ", i.idempotency_key),
+               "): the provider lists it and the store has no record of buying it",
+               pool < 0 ? "; it is on none of tide's pools, so tide never gives it back"
+                        : "; tide leaves it be until its node joins, then manages it as a node it bought"));
   }
   for (const auto& r : records) {
     if (by_id.count(r.id)) continue;

@@ -137,6 +137,7 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
     const providers::Instance* inst = inst_it == b.instance_of.end() ? nullptr : inst_it->second;
     const bool answers = on.Answering();
     const model::NodeId id = memory->NodeIdOf(on.name);  // every pool node, in the manager's order
+    if (inst != nullptr && !answers && memory->held.count(on.name) > 0) continue;  // not tide's yet
     if (inst == nullptr && !answers) {
       // No machine behind it: capacity tide may buy (unless work still sits on it).
       if (!busy) ++b.free_names[static_cast<size_t>(on.pool)];
@@ -182,7 +183,7 @@ Built BuildSnapshot(const config::Config& config, const backends::Observation& o
   // joins a Kubernetes cluster by itself once its machine boots): booting
   // nodes, so that nothing is bought twice while they come up.
   for (const auto& inst : instances) {
-    if (id_of_node.count(inst.node) || listed.count(inst.node)) continue;
+    if (id_of_node.count(inst.node) || listed.count(inst.node) || memory->held.count(inst.node) > 0) continue;
     const int pool = config.cluster.PoolIndex(inst.pool);
     if (pool < 0) continue;
     const auto& p = config.cluster.pools[static_cast<size_t>(pool)];

@@ -52,6 +52,10 @@ struct Memory {
   };
   std::map<std::string, RunSeen> runs;             // by job key
   std::set<std::string> requeued_by_tide;          // until their restart count moves
+  // Nodes of instances tide adopted without a record of buying them whose
+  // node has not joined (HeldNodes): their names are taken, but they are
+  // neither capacity nor tide's to give back (docs/live.md, "Faults").
+  std::set<std::string> held;
 
   // The model id of a job key: the key itself when it is a number (a Slurm
   // job id), else one assigned on first sight.

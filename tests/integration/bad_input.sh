@@ -31,6 +31,8 @@ st=$(curl -sf "http://127.0.0.1:$HTTP_PORT/status")
 grep -q '"ok": false' <<<"$st" && grep -q 'not valid JSON' <<<"$st" && ok "/status shows the failing loop and its error" || bad "/status: $(head -c 300 <<<"$st")"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/healthz")
 [ "$code" = 503 ] && ok "/healthz answers 503 while Slurm's replies are garbage" || bad "/healthz answered $code"
+hz=$(curl -s "http://127.0.0.1:$HTTP_PORT/healthz")
+grep -q "workload manager (slurm) cannot be read: .*squeue" <<<"$hz" && ok "/healthz says what is wrong: $(head -c 120 <<<"$hz")" || bad "/healthz: $hz"
 grep -q "released node\|draining node" "$LAB/log/tide.log" && bad "tide released a node on a garbage reply" || ok "no node drained or released on garbage (30 s > idle time)"
 [ "$(ls "$LAB/provider/instances" | wc -l)" = 1 ] && ok "the instance is untouched" || bad "instances: $(ls "$LAB/provider/instances")"
 rm -f "$LAB/etc/garbage-squeue"; touch "$LAB/etc/garbage-sinfo"
@@ -55,4 +57,5 @@ grep -q "released node\|draining node" "$LAB/log/tide.log" && bad "tide released
 rm -f "$LAB/provider/instances/zz-garbage.json"
 # Good inputs again: the idle node is released as usual.
 wait_for 60 'grep -q "released node $node" "$LAB/log/tide.log"' && ok "with good replies again, idle $node is released" || bad "$node not released after recovery"
+wait_for 20 "curl -sf http://127.0.0.1:$HTTP_PORT/healthz" && ok "/healthz is 200 again by itself" || bad "/healthz: $(curl -s "http://127.0.0.1:$HTTP_PORT/healthz")"
 tide_stop
