@@ -56,7 +56,7 @@ Result<Config> ParseConfig(const std::string& text, const std::string& name) {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        StrCat(name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML syntax error: ", e.msg));
+        StrCat(name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML syntax error: ", Shown(e.msg, 300)));
   }
   try {
     return Parse(root, name);

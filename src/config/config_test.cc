@@ -452,6 +452,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"YamlBadIndentation", "pools:\n  - name: gpu\n     price_per_hour: 1\n", "bad.yaml:3:",
                       "YAML syntax error: illegal map value"},
         BadConfigCase{"EmptyFile", "", "bad.yaml: ", "the file is empty"},
+        // Found by fuzzing: the YAML parser's message quoted a control byte raw.
+        BadConfigCase{"ControlByteInAnEscape", "currency: \"C\\\x01\"\n", "bad.yaml:1:",
+                      "YAML syntax error: unknown escape character: \\x01"},
+        BadConfigCase{"ControlByteInAValue", "currency: CN\x1bY\npools:\n" GOOD_POOL, "bad.yaml:1:",
+                      "\\x1b"},
         BadConfigCase{"NotAMapping", "just some words\n", "bad.yaml:1:1: expected a mapping", "(key: value lines)"},
         BadConfigCase{"UnknownTopLevelKey", "currency: CNY\npool:\n" GOOD_POOL, "bad.yaml:2:1: ",
                       "pool: unknown field (did you mean 'pools'?); expected one of: currency, simulation, jobs, regions, instance_types, pools"},

@@ -39,7 +39,10 @@ std::string Field::Where() const {
   return StrCat(*file_, ":", m.line + 1, ":", m.column + 1, field);
 }
 
-Status Field::Error(std::string_view what) const { return absl::InvalidArgumentError(StrCat(Where(), ": ", what)); }
+// Shown: keys and values quoted in errors come from the file, any bytes.
+Status Field::Error(std::string_view what) const {
+  return absl::InvalidArgumentError(StrCat(Shown(Where(), 400), ": ", Shown(what, 2000)));
+}
 
 std::optional<Field> Field::Get(std::string_view key) const {
   if (!node_.IsMap()) return std::nullopt;

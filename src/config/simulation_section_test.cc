@@ -89,7 +89,7 @@ TEST(SupplyTraceTest, ReadsTheSupplyTraceItNames) {
   EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Msg(b.status()), StartsWith(StrCat(bad, ":3:13: simulation.spot.supply: ")));
   EXPECT_THAT(Msg(b.status()),
-              HasSubstr("tide_config_test_supply-bad.csv:2: field 'hours': expected a non-negative number, got 'soon'"));
+              HasSubstr("tide_config_test_supply-bad.csv:2: field 'hours': expected a number from 0 to 876000, got 'soon'"));
 }
 
 }  // namespace

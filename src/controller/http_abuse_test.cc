@@ -501,5 +501,14 @@ TEST(CheckRequestHeadTest, ObsTextInAValueIsKept) {
   EXPECT_EQ(CheckRequestHead("GET / HTTP/1.1\r\nX-Name: caf\xc3\xa9\r\n\r\n", limits).refuse, 0);
 }
 
+// Found by fuzzing (fuzz/http_fuzz.cc): the refusal repeated the field's
+// name, so whatever a client put there came back in the reply.
+TEST(CheckRequestHeadTest, ARefusalNamesAFieldByNumberNotByWhatWasSent) {
+  HttpLimits limits;
+  CheckedHead h = CheckRequestHead("GET / HTTP/1.1\r\nHost: t\r\nX-secret-abc: a\x01b\r\n\r\n", limits);
+  EXPECT_EQ(h.refuse, 400);
+  EXPECT_EQ(h.why, "header field 2 holds a control character");
+}
+
 }  // namespace
 }  // namespace tide::controller

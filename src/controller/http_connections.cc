@@ -418,7 +418,9 @@ CheckedHead CheckRequestHead(std::string_view head, const HttpLimits& limits) {
       return refuse(400, StrCat("header field ", fields, ": the name must be a token, with no space before ':'"));
     }
     const std::string_view value = StripOws(line.substr(colon + 1));
-    if (!IsFieldValue(value)) return refuse(400, StrCat("header field ", name, " holds a control character"));
+    // By number, as above: a reply never repeats what the client sent
+    // (found by fuzzing: a name can carry anything a token allows).
+    if (!IsFieldValue(value)) return refuse(400, StrCat("header field ", fields, " holds a control character"));
     const std::string lower = ToLower(name);
     if (lower == "content-length") {
       // 18 digits cannot overflow size_t; any such length is refused below.

@@ -37,7 +37,7 @@ Result<model::Tier> StoredTier(const SqliteConnection& db, std::string_view text
 
 Status ValidateLiveInstance(const InstanceRecord& r) {
   if (r.id.empty()) return absl::InvalidArgumentError("instance with an empty id");
-  const std::string thing = StrCat("instance ", r.id);
+  const std::string thing = StrCat("instance ", Shown(r.id));
   if (!ValidTier(r.tier)) {
     return absl::InvalidArgumentError(
         StrCat(thing, ": tier ", static_cast<int>(r.tier), " is not one of reserved, on-demand, spot"));
@@ -100,7 +100,7 @@ Result<InstanceRecord> ReadInstance(const SqliteConnection& db, const SqliteStat
 
 Status Store::BeginAction(const ActionRecord& a) {
   if (a.key.empty()) return absl::InvalidArgumentError("action with an empty idempotency key");
-  if (!OneOf(a.kind, kActionKinds)) return NotOneOf(StrCat("action ", a.key), "kind", a.kind, kActionKinds);
+  if (!OneOf(a.kind, kActionKinds)) return NotOneOf(StrCat("action ", Shown(a.key)), "kind", a.kind, kActionKinds);
   {
     TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("INSERT INTO actions (key, kind, node, job, pool, state, created, "
                                                "updated, detail) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?) "
@@ -119,30 +119,30 @@ Status Store::BeginAction(const ActionRecord& a) {
   if (db_->Changes() == 1) return OkStatus();
   TIDE_ASSIGN_OR_RETURN(auto existing, GetAction(a.key));
   return absl::AlreadyExistsError(
-      StrCat("action ", a.key, " already exists",
+      StrCat("action ", Shown(a.key), " already exists",
              existing.has_value() ? StrCat(" (", existing->kind, ", ", existing->state, ")") : std::string()));
 }
 
 Status Store::FinishAction(const std::string& key, const std::string& state, const std::string& detail, Timestamp now) {
   if (!OneOf(state, kFinalActionStates)) {
-    return NotOneOf(StrCat("action ", key), "final state", state, kFinalActionStates);
+    return NotOneOf(StrCat("action ", Shown(key)), "final state", state, kFinalActionStates);
   }
   TIDE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db_.get(), "FinishAction"));
   std::string kind, current;
   {
     TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT kind, state FROM actions WHERE key = ?", "FinishAction"));
     TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(key).Step());
-    if (!row) return absl::NotFoundError(StrCat("action ", key, " not found"));
+    if (!row) return absl::NotFoundError(StrCat("action ", Shown(key), " not found"));
     kind = s.Text(0);
     current = s.Text(1);
   }
   if (current == state) return OkStatus();
   if (current != "pending") {
     return absl::FailedPreconditionError(
-        StrCat("action ", key, " is already ", current, "; not changing it to ", state));
+        StrCat("action ", Shown(key), " is already ", current, "; not changing it to ", state));
   }
   if (kind == "create" && state == "done") {
-    return absl::FailedPreconditionError(StrCat("action ", key, " is a create; record its instance with CommitCreate"));
+    return absl::FailedPreconditionError(StrCat("action ", Shown(key), " is a create; record its instance with CommitCreate"));
   }
   {
     TIDE_ASSIGN_OR_RETURN(
@@ -204,7 +204,7 @@ Status Store::PutInstanceRow(const InstanceRecord& r, std::string_view what) {
   }
   if (db_->Changes() == 1) return OkStatus();
   return absl::FailedPreconditionError(
-      StrCat("instance ", r.id, " is already deleted or lost; a gone instance is not brought back"));
+      StrCat("instance ", Shown(r.id), " is already deleted or lost; a gone instance is not brought back"));
 }
 
 Status Store::PutInstance(const InstanceRecord& r) {
@@ -213,9 +213,9 @@ Status Store::PutInstance(const InstanceRecord& r) {
 }
 
 Status Store::MarkInstanceDeleted(const std::string& id, Timestamp at, const std::string& state) {
-  if (!OneOf(state, kGoneInstanceStates)) return NotOneOf(StrCat("instance ", id), "state", state, kGoneInstanceStates);
+  if (!OneOf(state, kGoneInstanceStates)) return NotOneOf(StrCat("instance ", Shown(id)), "state", state, kGoneInstanceStates);
   if (at >= kInfiniteFuture) {
-    return absl::InvalidArgumentError(StrCat("instance ", id, ": deletion time is not finite"));
+    return absl::InvalidArgumentError(StrCat("instance ", Shown(id), ": deletion time is not finite"));
   }
   TIDE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db_.get(), "MarkInstanceDeleted"));
   std::string tier;
@@ -226,7 +226,7 @@ Status Store::MarkInstanceDeleted(const std::string& id, Timestamp at, const std
                                                "WHERE id = ?",
                                                "MarkInstanceDeleted"));
     TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(id).Step());
-    if (!row) return absl::NotFoundError(StrCat("instance ", id, " not found"));
+    if (!row) return absl::NotFoundError(StrCat("instance ", Shown(id), " not found"));
     if (!s.IsNull(3)) return OkStatus();  // already gone: the first deletion stands
     tier = s.Text(0);
     price = s.Real(1);
@@ -280,7 +280,7 @@ Status Store::CommitCreate(const std::string& action_key, const InstanceRecord& 
   InstanceRecord rec = r;
   if (rec.idempotency_key.empty()) rec.idempotency_key = action_key;
   if (rec.idempotency_key != action_key) {
-    return absl::InvalidArgumentError(StrCat("instance ", r.id, ": idempotency key ", r.idempotency_key,
+    return absl::InvalidArgumentError(StrCat("instance ", Shown(r.id), ": idempotency key ", Shown(r.idempotency_key),
                                              " does not match create action ", action_key));
   }
   TIDE_RETURN_IF_ERROR(ValidateLiveInstance(rec));
@@ -289,12 +289,12 @@ Status Store::CommitCreate(const std::string& action_key, const InstanceRecord& 
   {
     TIDE_ASSIGN_OR_RETURN(auto s, db_->Prepare("SELECT kind, state FROM actions WHERE key = ?", "CommitCreate"));
     TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(action_key).Step());
-    if (!row) return absl::NotFoundError(StrCat("action ", action_key, " not found"));
+    if (!row) return absl::NotFoundError(StrCat("action ", Shown(action_key), " not found"));
     kind = s.Text(0);
     state = s.Text(1);
   }
   if (kind != "create") {
-    return absl::FailedPreconditionError(StrCat("action ", action_key, " is a ", kind, ", not a create"));
+    return absl::FailedPreconditionError(StrCat("action ", Shown(action_key), " is a ", kind, ", not a create"));
   }
   if (state == "done") {
     TIDE_ASSIGN_OR_RETURN(auto s,
@@ -302,11 +302,11 @@ Status Store::CommitCreate(const std::string& action_key, const InstanceRecord& 
     TIDE_ASSIGN_OR_RETURN(const bool row, s.BindText(rec.id).Step());
     if (row && s.Text(0) == action_key) return OkStatus();  // committed before
     return absl::FailedPreconditionError(
-        StrCat("action ", action_key, " is already done with another instance than ", rec.id));
+        StrCat("action ", Shown(action_key), " is already done with another instance than ", rec.id));
   }
   if (state != "pending") {
     return absl::FailedPreconditionError(
-        StrCat("action ", action_key, " is ", state, "; record instance ", rec.id, " with PutInstance to adopt it"));
+        StrCat("action ", Shown(action_key), " is ", state, "; record instance ", rec.id, " with PutInstance to adopt it"));
   }
   TIDE_RETURN_IF_ERROR(PutInstanceRow(rec, "CommitCreate"));
   {

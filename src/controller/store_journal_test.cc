@@ -26,6 +26,14 @@ using testing::StoreTest;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+// Found by fuzzing: a record's key was quoted raw in the store's errors.
+TEST_F(StoreTest, ErrorsQuoteKeysEscaped) {
+  ActionRecord a = Action(std::string("k\0\x1b", 3), "explode");
+  Status s = store_->BeginAction(a);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(Msg(s), HasSubstr("action k\\x00\\x1b"));
+}
+
 TEST_F(StoreTest, BeginActionDuplicateKeyIsAlreadyExists) {
   ASSERT_TRUE(store_->BeginAction(Action("k1", "create", "gpu1")).ok());
   ASSERT_TRUE(store_->FinishAction("k1", "failed", "quota", At(5)).ok());

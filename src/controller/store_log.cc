@@ -54,7 +54,7 @@ Result<std::vector<DecisionRecord>> Store::RecentDecisions(int limit) {
 // --- Job events --------------------------------------------------------------------
 
 Status Store::AddJobEvent(const JobEvent& e) {
-  const std::string thing = StrCat("job ", e.job, " event");
+  const std::string thing = StrCat("job ", Shown(e.job), " event");
   if (!OneOf(e.kind, kJobEventKinds)) return NotOneOf(thing, "kind", e.kind, kJobEventKinds);
   if (!std::isfinite(e.lost_gpu_seconds) || e.lost_gpu_seconds < 0) {
     return absl::InvalidArgumentError(StrCat(thing, ": lost_gpu_seconds ", e.lost_gpu_seconds, " is not >= 0"));

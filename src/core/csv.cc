@@ -172,12 +172,33 @@ Result<const std::vector<std::string_view>*> CsvReader::Next() {
   return &fields_;
 }
 
+std::string CsvField(std::string_view field) {
+  const bool blank_ends = !field.empty() && (IsSpace(field.front()) || IsSpace(field.back()));
+  const bool quote = blank_ends || field.starts_with('#') || field.find_first_of(",\"\r") != std::string_view::npos;
+  std::string out;
+  if (quote) out.push_back('"');
+  for (const char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c == '\n' ? ' ' : c);
+  }
+  if (quote) out.push_back('"');
+  return out;
+}
+
+namespace {
+// The longest error text kept: a value is cut far shorter (Shown's 80
+// columns), so this only bounds a message that lists many names.
+constexpr size_t kMaxMessage = 2000;
+}  // namespace
+
 Status CsvReader::FieldError(std::string_view field, std::string_view what) const {
-  return absl::InvalidArgumentError(StrCat(name_, ":", line_, ": field '", field, "': ", what));
+  // Shown: a value quoted in `what` may hold any byte of the input.
+  return absl::InvalidArgumentError(
+      StrCat(name_, ":", line_, ": field '", Shown(field, 200), "': ", Shown(what, kMaxMessage)));
 }
 
 Status CsvReader::LineError(std::string_view what) const {
-  return absl::InvalidArgumentError(StrCat(name_, ":", line_, ": ", what));
+  return absl::InvalidArgumentError(StrCat(name_, ":", line_, ": ", Shown(what, kMaxMessage)));
 }
 
 Result<int64_t> CsvReader::Int(std::string_view field, std::string_view value) const {

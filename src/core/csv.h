@@ -21,6 +21,14 @@
 
 namespace tide {
 
+// `field` as one CSV field that CsvReader reads back as it is: quoted (with
+// doubled quotes) when it holds a comma, a quote or a carriage return, has
+// blanks at either end (which an unquoted field loses), or starts with '#'
+// (a comment line when it comes first). A line feed cannot be written (the
+// reader reads one physical line per row, so never gives one): it is
+// written as a space.
+std::string CsvField(std::string_view field);
+
 class CsvReader {
  public:
   // Opens `path`. NotFound if it cannot be opened.

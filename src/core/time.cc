@@ -70,21 +70,51 @@ std::string FormatDuration(Duration d) {
   return out;
 }
 
+namespace {
+
+// The one date.h format for the shape of `s` (already stripped), or nullptr
+// if it has none of the shapes ParseTimestamp reads: YYYY-MM-DD, then
+// optionally 'T' or ' ' and HH:MM:SS, then optionally 'Z' or an offset
+// (+HH:MM, -HH:MM). date.h's %T reads its seconds into an uninitialised
+// long double and rounds it even when the read fails ("2026-01-05T00:0e",
+// or a date alone tried against "%F %T": found by fuzzing), so %T only ever
+// sees text whose time of day is all there.
+const char* TimestampFormat(std::string_view s) {
+  const auto digits = [&s](size_t at, size_t n) {
+    if (at + n > s.size()) return false;
+    for (size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+    }
+    return true;
+  };
+  if (!digits(0, 4) || s.size() < 10 || s[4] != '-' || !digits(5, 2) || s[7] != '-' || !digits(8, 2)) return nullptr;
+  if (s.size() == 10) return "%F";  // midnight UTC
+  if (s[10] != 'T' && s[10] != ' ') return nullptr;
+  if (!digits(11, 2) || s.size() < 19 || s[13] != ':' || !digits(14, 2) || s[16] != ':' || !digits(17, 2)) {
+    return nullptr;
+  }
+  const bool t = s[10] == 'T';
+  const std::string_view zone = s.substr(19);
+  if (zone.empty()) return t ? "%FT%T" : "%F %T";
+  if (zone == "Z") return t ? "%FT%TZ" : "%F %TZ";
+  const bool offset = (zone[0] == '+' || zone[0] == '-') && zone.size() == 6 && zone[3] == ':' && digits(20, 2) &&
+                      digits(23, 2);
+  if (!offset) return nullptr;
+  return t ? "%FT%T%Ez" : "%F %T%Ez";
+}
+
+}  // namespace
+
 Result<Timestamp> ParseTimestamp(std::string_view text) {
-  std::string s(text);
-  // Accept "YYYY-MM-DD" alone as midnight UTC.
-  const char* formats[] = {"%FT%T%Ez", "%FT%TZ", "%FT%T", "%F %T%Ez", "%F %TZ", "%F %T", "%F"};
-  for (const char* f : formats) {
+  const std::string s(StripWhitespace(text));
+  if (const char* format = TimestampFormat(s); format != nullptr) {
     std::istringstream in(s);
     date::sys_seconds tp;
-    in >> date::parse(f, tp);
-    if (!in.fail()) {
-      in >> std::ws;
-      if (in.peek() == std::char_traits<char>::eof()) return tp;
-    }
+    in >> date::parse(format, tp);
+    if (!in.fail() && in.peek() == std::char_traits<char>::eof()) return tp;
   }
-  return absl::InvalidArgumentError(StrCat(
-      "'", text, "' is not a timestamp; write ISO-8601 like 2026-01-05T09:00:00Z"));
+  return absl::InvalidArgumentError(
+      StrCat("'", Shown(text), "' is not a timestamp; write ISO-8601 like 2026-01-05T09:00:00Z"));
 }
 
 std::string FormatTimestamp(Timestamp t) {

@@ -180,7 +180,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, ParseTimestampBadTest,
                                            BadTextCase{"February30", "2026-02-30"},
                                            BadTextCase{"Hour25", "2026-01-05T25:00:00Z"},
                                            BadTextCase{"TrailingJunk", "2026-01-05T09:00:00Zjunk"},
-                                           BadTextCase{"SlashDate", "2026/01/05"}),
+                                           BadTextCase{"SlashDate", "2026/01/05"},
+                                           // Found by fuzzing: date.h read its seconds uninitialised here.
+                                           BadTextCase{"EndsInsideTheTime", "2026-01-05T00:0e"},
+                                           BadTextCase{"CutOffset", "2026-01-05T00:00:00+08:"},
+                                           BadTextCase{"DateThenBlank", "2017-10-09 ,"}),
                          [](const auto& info) { return info.param.name; });
 
 TEST(FormatTimestampTest, IsoUtcWithZ) {

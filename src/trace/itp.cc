@@ -32,6 +32,7 @@ class ItpReader final : public TraceReader {
     const auto& f = *row;
     model::JobSpec job = NewJob(options_);
     job.name = std::string(f[id_]);
+    if (job.name.empty()) job.name = StrCat("line", csv_->line());  // as the native reader names it
     TIDE_ASSIGN_OR_RETURN(int64_t submit, csv_->Int("submission_time", f[submit_]));
     TIDE_ASSIGN_OR_RETURN(int64_t duration, csv_->Int("duration", f[duration_]));
     TIDE_ASSIGN_OR_RETURN(int64_t gpus, csv_->Int("num_gpu", f[gpus_]));

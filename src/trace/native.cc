@@ -35,7 +35,7 @@ class NativeReader final : public TraceReader {
       bool known = false;
       for (const auto& c : KnownColumns()) known |= (h == c);
       if (!known) {
-        return csv_->LineError(StrCat("unknown column '", h, "'; native columns are ",
+        return csv_->LineError(StrCat("unknown column '", Shown(h), "'; native columns are ",
                                             StrJoin(KnownColumns(), ", ")));
       }
     }
@@ -215,8 +215,12 @@ class NativeReader final : public TraceReader {
     if (const auto v = get(kSlice); !v.empty()) {
       job->slice = std::string(v);
       job->slice_units = model::SliceUnits(v);
+      // "<n>g": n compute units without a profile, as the openb reader names
+      // a share of a GPU (and so as tide writes such a job back).
+      if (v.size() == 2 && v[1] == 'g' && v[0] >= '1' && v[0] <= '7') job->slice_units = v[0] - '0';
       if (job->slice_units == 0) {
-        return csv_->FieldError("slice", StrCat("'", v, "' is not a MIG profile; write <n>g.<m>gb, e.g. 1g.10gb"));
+        return csv_->FieldError(
+            "slice", StrCat("'", v, "' is not a MIG profile; write <n>g.<m>gb, e.g. 1g.10gb, or <n>g for n of 7 units"));
       }
       if (job->gpus_per_worker != 1) {
         return csv_->FieldError("slice", "a slice job asks for one slice per worker: give gpus_per_worker 1 and workers N (a gpus column alone cannot say it)");

@@ -97,6 +97,7 @@ Result<std::optional<OpenbPod>> OpenbPodReader::Next() {
   const auto& f = *row;
   OpenbPod pod;
   pod.name = std::string(f[name_]);
+  if (pod.name.empty()) pod.name = StrCat("line", csv_->line());  // as the native reader names a job
   TIDE_ASSIGN_OR_RETURN(pod.cpu_milli, IntIn(*csv_, "cpu_milli", f[cpu_], 0, kMaxAmount));
   TIDE_ASSIGN_OR_RETURN(pod.memory_mib, IntIn(*csv_, "memory_mib", f[memory_], 0, kMaxAmount));
   TIDE_ASSIGN_OR_RETURN(int64_t num_gpu, IntIn(*csv_, "num_gpu", f[num_gpu_], 0, 1024));

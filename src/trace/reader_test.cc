@@ -386,7 +386,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadTraceCase{"ZeroGpus", "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,3,0,1,a\n",
                      ":2: field 'num_gpus': must be between 1 and 1048576, got 0"},
         BadTraceCase{"MissingColumn", "timestamp,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,1,1,a\n",
-                     ":1: Philly trace lacks column 'duration'"}),
+                     ":1: Philly trace lacks column 'duration'"},
+        // Found by fuzzing: a row centuries later passed, and could not be written back.
+        BadTraceCase{"CenturiesLater",
+                     "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,3,1,1,a\n"
+                     "3017-10-09 07:01:55,3,1,1,a\n",
+                     ":3: field 'timestamp': more than 36500 days after the trace's first day (2017-10-09T00:00:00Z)"},
+        BadTraceCase{"ControlByteInTimestamp",
+                     "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09\x01 07:01:55,3,1,1,a\n",
+                     ":2: field 'timestamp': '2017-10-09\\x01 07:01:55' is not a timestamp"}),
     [](const auto& info) { return info.param.name; });
 
 // --- format detection --------------------------------------------------------
@@ -429,6 +437,15 @@ TEST_F(TraceTest, UnknownHeaderIsAClearError) {
   EXPECT_EQ(Msg(reader.status()),
             StrCat(path, ":1: cannot tell the trace format from the header (when,how_long,cards); pass --format, "
                          "one of auto, native, itp, philly, openb, swf"));
+}
+
+// Found by fuzzing: a job without an id was written back nameless, and read
+// again as "line<N>"; every reader now names it so.
+TEST_F(TraceTest, AJobWithoutAnIdIsNamedByItsLine) {
+  auto jobs = Read("itp_no_id.csv", "job_id,submission_time,duration,num_gpu\na,0,1,1\n,5,1,1\n");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[1].name, "line3");
 }
 
 // A binary file given as a trace: the message quotes its first bytes escaped

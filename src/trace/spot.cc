@@ -9,12 +9,16 @@
 #include "absl/strings/numbers.h"
 #include "core/strings.h"
 #include "core/time.h"
+#include "trace/reader.h"
 
 namespace tide::trace {
 namespace {
 
+// More spot instances at once than any one market offers: a malformed row.
+constexpr int kMaxSpotInstances = 1 << 20;
+
 Status LineError(const std::string& path, int64_t line, std::string_view what) {
-  return absl::InvalidArgumentError(StrCat(path, ":", line, ": ", what));
+  return absl::InvalidArgumentError(StrCat(path, ":", line, ": ", Shown(what, 2000)));
 }
 
 }  // namespace
@@ -91,11 +95,18 @@ Result<std::vector<SupplyPoint>> ReadSpotSupply(const std::string& path, std::st
     for (const auto& [ln, f] : rows) {
       if (f.size() != 2) return LineError(path, ln, "expected 2 fields: hours,count");
       double hours, count;
-      if (!absl::SimpleAtod(absl::string_view(f[0].data(), f[0].size()), &hours) || hours < 0) {
-        return LineError(path, ln, StrCat("field 'hours': expected a non-negative number, got '", f[0], "'"));
+      // Bounded as every trace's times are (found by fuzzing: 1e308 hours
+      // overflowed, and "nan" passed a test for < 0).
+      if (!absl::SimpleAtod(absl::string_view(f[0].data(), f[0].size()), &hours) ||
+          !(hours >= 0 && hours * 3600 <= static_cast<double>(kMaxSubmitSeconds))) {
+        return LineError(path, ln,
+                         StrCat("field 'hours': expected a number from 0 to ", kMaxSubmitSeconds / 3600, ", got '",
+                                Shown(f[0]), "'"));
       }
-      if (!absl::SimpleAtod(absl::string_view(f[1].data(), f[1].size()), &count) || count < 0) {
-        return LineError(path, ln, StrCat("field 'count': expected a count, got '", f[1], "'"));
+      if (!absl::SimpleAtod(absl::string_view(f[1].data(), f[1].size()), &count) ||
+          !(count >= 0 && count <= kMaxSpotInstances)) {
+        return LineError(path, ln, StrCat("field 'count': expected a count from 0 to ", kMaxSpotInstances, ", got '",
+                                          Shown(f[1]), "'"));
       }
       at[std::llround(hours * 3600)] = static_cast<int>(std::llround(count));
     }

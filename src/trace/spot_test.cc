@@ -186,5 +186,20 @@ TEST(ReadSpotSupplyTest, RealBambooP3Trace) {
   EXPECT_EQ(Of(*explicit_format), Of(*s));
 }
 
+// Found by fuzzing: 1e308 hours overflowed an offset, "nan" passed the test
+// for a negative number, and a control byte was echoed raw.
+TEST(ReadSpotSupplyTest, OutOfRangeAndControlBytesAreClearErrors) {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {"0,1\n1e308,2\n", ":2: field 'hours': expected a number from 0 to 876000, got '1e308'"},
+           {"0,1\nnan,2\n", ":2: field 'hours': expected a number from 0 to 876000, got 'nan'"},
+           {"0,1\n1,1e300\n", ":2: field 'count': expected a count from 0 to 1048576, got '1e300'"},
+           {"0,1\n0.\x01,2\n", ":2: field 'hours': expected a number from 0 to 876000, got '0.\\x01'"}}) {
+    const std::string path = WriteFile("spot_fuzz_found.csv", text);
+    const auto s = ReadSpotSupply(path, "aws");
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(std::string(Message(s.status())), path + want);
+  }
+}
+
 }  // namespace
 }  // namespace tide::trace

@@ -131,11 +131,11 @@ class SwfReader final : public TraceReader {
   }
 
   Status LineError(std::string_view what) const {
-    return absl::InvalidArgumentError(StrCat(name_, ":", line_, ": ", what));
+    return absl::InvalidArgumentError(StrCat(name_, ":", line_, ": ", Shown(what, 2000)));
   }
   Status FieldError(int field, std::string_view what) const {
     return absl::InvalidArgumentError(
-        StrCat(name_, ":", line_, ": field ", field + 1, " '", kFieldNames[field], "': ", what));
+        StrCat(name_, ":", line_, ": field ", field + 1, " '", kFieldNames[field], "': ", Shown(what, 2000)));
   }
 
   // A job, or nullopt for one that used nothing (run time <= 0 or no

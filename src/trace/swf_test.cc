@@ -162,7 +162,10 @@ INSTANTIATE_TEST_SUITE_P(
                 ":1: field 5 'allocated_processors': expected a whole number of processors, got '2.5'"},
         BadCase{"HugeRunTime", Line(1, 0, int64_t{400} * 365 * 86400, 1), ":1: field 4 'run_time': must be at most"},
         BadCase{"BadStartTime", "; UnixStartTime: soon\n" + Line(1, 0, 10, 1),
-                ":1: header 'UnixStartTime': expected seconds since 1970"}),
+                ":1: header 'UnixStartTime': expected seconds since 1970"},
+        // Found by fuzzing: a control byte was echoed raw.
+        BadCase{"ControlByte", "1 0 5 10 4\x1e -1 -1 -1 -1 -1 1 3 1 -1 1 -1 -1 -1\n",
+                ":1: field 5 'allocated_processors': expected a number, got '4\\x1e'"}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <queue>
 #include <span>
 
+#include "core/csv.h"
 #include "core/rng.h"
 
 namespace tide::trace {
@@ -254,15 +255,20 @@ NativeWriter::NativeWriter(std::ostream* out, const model::ClusterSpec* spec, Ti
 }
 
 void NativeWriter::Write(const model::JobSpec& j) {
-  *out_ << j.name << ',' << (j.submit - start_).count() << ',' << j.runtime.count() << ',' << j.gpus_per_worker << ','
-        << j.workers << ',' << spec_->priority_classes[j.priority_class].name << ','
-        << (j.preemptible ? "true" : "false") << ',' << (j.is_protected ? "true" : "false") << ',' << j.team;
+  // Names are quoted where CSV needs it, and numbers written in full ("{}":
+  // the shortest text that reads back as the same double), so that the
+  // native reader gives back the job that was written.
+  std::string line = fmt::format("{},{},{},{},{},{},{},{},{}", CsvField(j.name), (j.submit - start_).count(),
+                                 j.runtime.count(), j.gpus_per_worker, j.workers,
+                                 CsvField(spec_->priority_classes[j.priority_class].name), j.preemptible,
+                                 j.is_protected, CsvField(j.team));
   if (extended_) {
-    *out_ << ',' << j.min_workers << ',' << j.max_workers << ',' << (j.async ? "true" : "false") << ','
-          << j.io_bound_workers << ',' << j.phases.train_util << ',' << j.slice << ',' << j.data_region << ','
-          << j.data_gb << ',' << j.output_gb;
+    fmt::format_to(std::back_inserter(line), ",{},{},{},{},{},{},{},{},{}", j.min_workers, j.max_workers, j.async,
+                   j.io_bound_workers, j.phases.train_util, CsvField(j.slice), CsvField(j.data_region), j.data_gb,
+                   j.output_gb);
   }
-  *out_ << '\n';
+  line.push_back('\n');
+  *out_ << line;
 }
 
 }  // namespace tide::trace

@@ -349,6 +349,37 @@ TEST_F(SynthTest, NativeWriterFormat) {
             "eval-000007,90,3600,8,2,high,false,true,nlp\n");
 }
 
+// Found by fuzzing (fuzz/trace_fuzz.cc): names with a comma or a quote broke
+// the row, a share of a GPU ("4g") did not read back, and numbers lost digits.
+TEST_F(SynthTest, NativeWriterQuotesNamesAndKeepsEveryDigit) {
+  model::JobSpec j = tide::testing::JobSpecOf("a,\"b\"", 90, 1, 2, 3600, kHigh);
+  j.team = "#ops";
+  j.slice = "4g";
+  j.slice_units = 4;
+  j.phases.train_util = 0.123456789;
+  j.data_gb = 1234567.25;
+  std::ostringstream out;
+  NativeWriter writer(&out, &spec_, kT0, /*extended=*/true);
+  writer.Write(j);
+  EXPECT_THAT(out.str(), HasSubstr("\n\"a,\"\"b\"\"\",90,3600,1,2,high,false,false,\"#ops\",0,0,false,0,0.123456789,4g,,"
+                                   "1234567.25,0\n"));
+  const std::string path = StrCat(::testing::TempDir(), "/tide_synth_test_quoted.csv");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << out.str();
+  TraceOptions to;
+  to.start = kT0;
+  to.spec = &spec_;
+  auto reader = OpenTrace(path, "native", to);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto back = ReadAll(**reader);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].name, j.name);
+  EXPECT_EQ((*back)[0].team, j.team);
+  EXPECT_EQ((*back)[0].slice_units, 4);
+  EXPECT_EQ((*back)[0].phases.train_util, j.phases.train_util);
+  EXPECT_EQ((*back)[0].data_gb, j.data_gb);
+}
+
 struct BadSynthCase {
   std::string name;
   void (*change)(SynthOptions*);

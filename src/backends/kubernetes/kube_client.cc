@@ -85,7 +85,7 @@ Result<json> Client::CallJson(std::string_view method, std::string_view path, st
   if (j.is_discarded() || !j.is_object()) {
     return absl::InvalidArgumentError(
         StrCat(what, ": HTTP ", reply.status, " but the reply is not a JSON object: ",
-               StripWhitespace(std::string_view(reply.body).substr(0, 120))));
+               Shown(StripWhitespace(reply.body), 120)));
   }
   return j;
 }

@@ -53,6 +53,16 @@ TEST(ClientTest, GarbageJsonIsInvalidArgument) {
   EXPECT_THAT(Msg(p.status()), HasSubstr("pod default/p1: HTTP 200 but the reply is not a JSON object"));
 }
 
+// Found by fuzzing: the start of a bad reply was quoted raw.
+TEST(ClientTest, ABadReplyIsQuotedEscaped) {
+  FakeTransport t;
+  t.Reply200("{\n \"ki\x01");
+  Client c(&t);
+  auto p = c.GetPod("default", "p1");
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(Msg(p.status()), HasSubstr("not a JSON object: {\\x0a \"ki\\x01"));
+}
+
 TEST(ClientTest, GetPodNotFound) {
   FakeTransport t;
   t.replies.push_back(Reply{404, Fixture("error_404.json")});

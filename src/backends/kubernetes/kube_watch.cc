@@ -141,7 +141,7 @@ StepResult InformerBase::WatchOnce(std::stop_token stop) {
     json e = json::parse(line, nullptr, false);
     if (e.is_discarded() || !e.is_object()) {
       line_error = absl::InvalidArgumentError(
-          StrCat(what, ": an event is not a JSON object: ", StripWhitespace(line.substr(0, 120))));
+          StrCat(what, ": an event is not a JSON object: ", Shown(StripWhitespace(line), 120)));
       return false;
     }
     const std::string type = e.value("type", "");

@@ -224,7 +224,7 @@ Result<json> ParseReply(std::string_view text, std::string_view array_key) {
   try {
     doc = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
-    return absl::InvalidArgumentError(StrCat("not valid JSON: ", e.what()));
+    return absl::InvalidArgumentError(StrCat("not valid JSON: ", Shown(e.what(), 300)));
   }
   if (!doc.is_object()) {
     return absl::InvalidArgumentError(StrCat("expected a JSON object, got ", doc.type_name()));
@@ -447,7 +447,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     }
     return jobs;
   } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(StrCat("unexpected JSON: ", e.what()));
+    return absl::InvalidArgumentError(StrCat("unexpected JSON: ", Shown(e.what(), 300)));
   }
 }
 
@@ -472,7 +472,7 @@ Result<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
     }
     return nodes;
   } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(StrCat("unexpected JSON: ", e.what()));
+    return absl::InvalidArgumentError(StrCat("unexpected JSON: ", Shown(e.what(), 300)));
   }
 }
 

@@ -413,6 +413,16 @@ std::string OneNode(std::string_view fields) {
   return StrCat(R"({"errors": [], "nodes": [{)", fields, "}]}");
 }
 
+// Found by fuzzing: the JSON parser's message quoted the bytes it read raw.
+TEST(ParseSqueueJsonTest, AnUnreadableReplyIsShownEscaped) {
+  auto jobs = ParseSqueueJson("-\x7f");
+  ASSERT_FALSE(jobs.ok());
+  const std::string m(Message(jobs.status()));
+  EXPECT_THAT(m, HasSubstr("not valid JSON"));
+  EXPECT_THAT(m, HasSubstr("\\x7f"));
+  EXPECT_EQ(m.find('\x7f'), std::string::npos) << m;
+}
+
 TEST(ParseSinfoJsonTest, OnlyRequiredFieldsTakesDefaults) {
   auto nodes = ParseSinfoJson(OneNode(R"("name": "cpu1", "state": "IDLE", "gres": null, "tres_used": null)"));
   ASSERT_TRUE(nodes.ok()) << nodes.status();

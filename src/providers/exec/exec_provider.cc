@@ -14,16 +14,12 @@ using json = nlohmann::json;
 // Enough of a failing command's output to say why; the rest is noise.
 constexpr size_t kMaxDetail = 2000;
 
-std::string Excerpt(std::string_view text) {
-  text = StripWhitespace(text);
-  std::string out(text.substr(0, kMaxDetail));
-  if (text.size() > kMaxDetail) out += "...";
-  return out;
-}
+// Control bytes escaped (Shown): a reply may hold anything.
+std::string Excerpt(std::string_view text) { return Shown(StripWhitespace(text), kMaxDetail); }
 
 // A reply's problem, named by the command and the field ("instances[2].id").
 Status BadReply(const std::vector<std::string>& argv, std::string_view field, std::string_view what) {
-  return absl::UnavailableError(StrCat(FormatArgv(argv), ": reply field \"", field, "\" ", what));
+  return absl::UnavailableError(StrCat(FormatArgv(argv), ": reply field \"", Shown(field), "\" ", Shown(what, 400)));
 }
 
 Result<std::string> String(const std::vector<std::string>& argv, const json& obj, std::string_view prefix,

@@ -121,6 +121,21 @@ TEST(ExecProviderTest, EmptyListIsOnlyAnExplicitEmptyArray) {
   EXPECT_THAT(*list, IsEmpty());
 }
 
+// Found by fuzzing: a bad reply's fields were quoted raw, control bytes and all.
+TEST(ExecProviderTest, ABadReplyIsQuotedEscaped) {
+  FakeRunner runner;
+  runner.Reply(0, "{\"instances\":[{\"id\":\"i-1\",\"node\":\"gpu1\",\"state\":\"ru\\u001bnning\"}]}");
+  ExecProvider p(Commands(), &runner);
+  auto list = p.List(kNow);
+  ASSERT_FALSE(list.ok());
+  EXPECT_THAT(std::string(Message(list.status())),
+              HasSubstr("reply field \"instances[0].state\" is \"ru\\x1bnning\"; want pending, running or terminating"));
+  runner.Reply(0, "\x02&");
+  list = p.List(kNow);
+  ASSERT_FALSE(list.ok());
+  EXPECT_THAT(std::string(Message(list.status())), HasSubstr("reply is not JSON: \\x02&"));
+}
+
 TEST(ExecProviderTest, InterruptionsKeepNoticesNotYetPast) {
   FakeRunner runner;
   runner.Reply(0, R"({"interruptions":[{"id":"i-1","node":"gpu1","at":1767571320},
