@@ -8,7 +8,9 @@ function(tide_test_flags target)
   # std::string copies they inline (a memcpy "overlap" in generated test
   # names, "may be used uninitialized" in copied option structs). They are
   # silenced for test sources only; the code under test keeps every warning.
-  target_compile_options(${target} PRIVATE -Wno-restrict -Wno-maybe-uninitialized)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wno-restrict -Wno-maybe-uninitialized)
+  endif()
   if(TIDE_TEST_CXX_FLAGS)
     separate_arguments(flags UNIX_COMMAND "${TIDE_TEST_CXX_FLAGS}")
     target_compile_options(${target} PRIVATE ${flags})

@@ -455,8 +455,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Found by fuzzing: the YAML parser's message quoted a control byte raw.
         BadConfigCase{"ControlByteInAnEscape", "currency: \"C\\\x01\"\n", "bad.yaml:1:",
                       "YAML syntax error: unknown escape character: \\x01"},
-        BadConfigCase{"ControlByteInAValue", "currency: CN\x1bY\npools:\n" GOOD_POOL, "bad.yaml:1:",
-                      "\\x1b"},
+        BadConfigCase{"ControlByteInAKey", "curr\x1b" "ency: CNY\npools:\n" GOOD_POOL, "bad.yaml:1:",
+                      "curr\\x1bency"},
         BadConfigCase{"NotAMapping", "just some words\n", "bad.yaml:1:1: expected a mapping", "(key: value lines)"},
         BadConfigCase{"UnknownTopLevelKey", "currency: CNY\npool:\n" GOOD_POOL, "bad.yaml:2:1: ",
                       "pool: unknown field (did you mean 'pools'?); expected one of: currency, simulation, jobs, regions, instance_types, pools"},

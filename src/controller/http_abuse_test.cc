@@ -505,7 +505,7 @@ TEST(CheckRequestHeadTest, ObsTextInAValueIsKept) {
 // name, so whatever a client put there came back in the reply.
 TEST(CheckRequestHeadTest, ARefusalNamesAFieldByNumberNotByWhatWasSent) {
   HttpLimits limits;
-  CheckedHead h = CheckRequestHead("GET / HTTP/1.1\r\nHost: t\r\nX-secret-abc: a\x01b\r\n\r\n", limits);
+  CheckedHead h = CheckRequestHead("GET / HTTP/1.1\r\nHost: t\r\nX-secret-abc: a\x01" "b\r\n\r\n", limits);
   EXPECT_EQ(h.refuse, 400);
   EXPECT_EQ(h.why, "header field 2 holds a control character");
 }

@@ -33,7 +33,7 @@ int ClassOf(const config::Config& config, const backends::ObservedJob& job) {
     bool match = !rule.match.empty();
     for (const auto& [name, value] : rule.match) {
       const auto it = std::find_if(job.attributes.begin(), job.attributes.end(),
-                                   [&](const auto& a) { return a.first == name; });
+                                   [&n = name](const auto& a) { return a.first == n; });
       match = match && it != job.attributes.end() && it->second == value;
     }
     if (match) return config.cluster.PriorityClassIndex(rule.priority_class);

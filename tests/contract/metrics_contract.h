@@ -331,7 +331,7 @@ TYPED_TEST_P(MetricsContractTest, VisitByDueVisitsInOrderOfDue) {
       }
       std::vector<model::JobId> seen;
       for (const auto& [due, j] : visits) {
-        const bool known = std::any_of(jobs.begin(), jobs.end(), [&](const JobHistory& h) { return h.job == j; });
+        const bool known = std::any_of(jobs.begin(), jobs.end(), [&, &j = j](const JobHistory& h) { return h.job == j; });
         EXPECT_TRUE(known) << "visited job " << j << ", of which it has no run";
         const Timestamp own = q.below ? v.NextBelowFor(j, q.threshold, q.span, t)
                                       : v.NextAboveFor(j, q.threshold, q.span, t);
