@@ -49,10 +49,8 @@
 # trial's remaining events (the high job, the interruption) happen while
 # tide is down, for 0-3 s; then it is restarted.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/soak_lib.sh"
 require sqlite3
-SOAK_TRIALS=${SOAK_TRIALS:-10}
-SOAK_SEED=${SOAK_SEED:-35003}
-CHECK="$ROOT/tests/integration/soak_check.pl"
 lab_init soak "${PORT_BASE:-19500}"
 write_tide_config "    pending_grace: 2s
     preemption: {enabled: true, after: 5s}
@@ -74,27 +72,6 @@ mkdir -p "$S"
 : > "$S/jobs"   # ID KIND TRIAL LOG
 : > "$S/seen"   # provider instances seen live (soak_check.pl --seen)
 
-# ---- a seeded generator (an LCG in shell arithmetic: no subshell draws) ----
-RNG=$SOAK_SEED
-rnd() { RNG=$(( (RNG * 1103515245 + 12345) % 2147483648 )); R=$(( (RNG >> 8) % $1 )); }  # R in [0, $1)
-between() { rnd $(( $2 - $1 + 1 )); R=$(( $1 + R )); }                                   # R in [$1, $2]
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
-
-# ---- violations: counted once per invariant and key ----
-INVARIANTS="bought_twice leaked jobs ledger protected"
-declare -A VCOUNT SEEN
-for inv in $INVARIANTS; do VCOUNT[$inv]=0; done
-# record FILE WHEN: reads "VIOLATION INV KEY DETAIL" lines
-record() {
-  local inv key detail
-  while read -r _ inv key detail; do
-    [ -n "${SEEN[$inv:$key]:-}" ] && continue
-    SEEN[$inv:$key]=1
-    VCOUNT[$inv]=$(( VCOUNT[$inv] + 1 ))
-    bad "[$inv] $2: $detail"
-  done < <(grep '^VIOLATION ' "$1" || true)
-}
-
 # ---- the workload ----
 submit() {  # KIND PARTITION GPUS SECONDS [sbatch args...]
   local kind=$1 part=$2 gpus=$3 secs=$4 name id
@@ -108,7 +85,14 @@ submit() {  # KIND PARTITION GPUS SECONDS [sbatch args...]
     note "sbatch failed: $(tail -1 "$S/sbatch.err")"
   fi
 }
-interrupt() {  # PICK NOTICE: the PICK-th spot node that has an instance now
+soak_job() {  # KIND GPUS SECONDS
+  case $1 in
+    short|long) submit "$1" gpu "$2" "$3" ;;
+    protected) submit protected od "$2" "$3" --comment tide:protected ;;
+  esac
+}
+soak_high() { submit high high 8 "$high_s"; }
+soak_interrupt() {  # PICK NOTICE: the PICK-th spot node that has an instance now
   local live=() n
   for n in $SPOT_NODES; do [ "$(live_instances "$n")" = 0 ] || live+=("$n"); done
   if [ ${#live[@]} = 0 ]; then INJECTED="$INJECTED none"; return; fi
@@ -142,7 +126,7 @@ slurm_nodes() {  # MODE
   done
 }
 provider_store() {  # MODE [SINCE]
-  perl "$CHECK" --db "$LAB/state.db" --local-provider "$LAB/provider" --prices "$PRICES" \
+  perl "$SOAK_CHECK" --db "$LAB/state.db" --local-provider "$LAB/provider" --prices "$PRICES" \
     --mode "$1" --since "${2:-0}" --seen "$S/seen" 2>&1 | sed 's/^soak_check:/VIOLATION ledger checker soak_check:/' || true
 }
 # Every job Slurm has, as "ID STATE REASON RESTARTS".
@@ -266,82 +250,15 @@ INTERRUPTS=0
 T_START=$(date +%s)
 soak_start
 for TRIAL in $(seq 1 "$SOAK_TRIALS"); do
-  # The draws, all made here in a fixed order, whatever happens later.
-  rnd 10; phase=$R                            # 0-3 busy, 4-6 light, 7-9 quiet (nodes go idle)
-  rnd 6; kill_mode=$R                         # 0-2: after a delay; 3-4: just after an action of tide's;
-                                              # 5: at its next create (TIDE_FAULT=kill-after-create)
-  between 1000 20000; kill_at=$R              # ms into the trial
-  between 0 1500; jitter=$R                   # ms after the action (kill_mode 3-4)
-  between 2 4; n_short=$R
-  short=()
-  for k in 1 2 3 4; do between 1 4; g=$R; between 4 12; short+=("$g $R"); done
-  rnd 2; long=$R; between 10 25; long_s=$R
-  rnd 6; pressure=$R                          # 0: three more long jobs, to fill the pools
-  rnd 2; prot=$R; between 2 8; prot_g=$R; between 10 30; prot_s=$R
-  rnd 2; high=$R; between 1000 15000; high_at=$R; between 4 10; high_s=$R
-  rnd 2; intr=$R; between 0 22000; intr_at=$R; between 6 15; intr_n=$R; rnd 2; intr_pick=$R
-  between 0 3000; down=$R
+  soak_draw
   if [ "$kill_mode" = 5 ]; then
     # The worst moment: a fresh tide that SIGKILLs itself right after the
     # provider's create returned, before the store recorded the instance.
     tide_stop
     soak_start kill-after-create
   fi
-  # A backlog is not added to: the soak is about crashes, not overload.
   backlog=$(squeue -h -t PD | wc -l)
-  SUBMITTED=""; INJECTED=""
-  t0=$(ms)
-  log_from=$(stat -c %s "$LAB/log/tide.log")
-  if [ "$backlog" -lt 4 ]; then
-    if [ "$phase" -le 3 ]; then
-      for k in $(seq 0 $((n_short - 1))); do set -- ${short[$k]}; submit short gpu "$1" "$2"; done
-      [ "$long" = 1 ] && submit long gpu 8 "$long_s"
-      if [ "$pressure" = 0 ]; then for k in 1 2 3; do submit long gpu 8 "$long_s"; done; fi
-    elif [ "$phase" -le 6 ]; then
-      set -- ${short[0]}; submit short gpu "$1" "$2"
-    fi
-  fi
-  [ "$prot" = 1 ] && submit protected od "$prot_g" "$prot_s" --comment tide:protected
-  # Timed events: the high-priority job and the spot interruption.
-  ev_high=$([ "$high" = 1 ] && echo "$high_at" || echo -1)
-  ev_intr=$([ "$intr" = 1 ] && echo "$intr_at" || echo -1)
-  case $kill_mode in 0|1|2) kill_due=$kill_at how="random delay" ;; 3|4) kill_due=25000 how="after an action" ;;
-                     5) kill_due=25000 how="at a create, by itself (TIDE_FAULT=kill-after-create)" ;; esac
-  while :; do
-    el=$(( $(ms) - t0 ))
-    if [ "$ev_high" -ge 0 ] && [ "$el" -ge "$ev_high" ]; then submit high high 8 "$high_s"; ev_high=-1; fi
-    if [ "$ev_intr" -ge 0 ] && [ "$el" -ge "$ev_intr" ]; then interrupt "$intr_pick" "$intr_n"; ev_intr=-1; fi
-    if [ "$kill_mode" = 3 ] || [ "$kill_mode" = 4 ]; then
-      if [ "$kill_due" = 25000 ] && acted_since "$log_from"; then kill_due=$(( el + jitter )); fi
-    fi
-    [ "$el" -ge "$kill_due" ] && break
-    if [ "$kill_mode" = 5 ] && ! alive "$TIDE_PID"; then break; fi
-    sleep 0.1
-  done
-  if [ "$kill_mode" = 5 ] && ! alive "$TIDE_PID"; then
-    rc=0; { wait "$TIDE_PID"; } 2>/dev/null || rc=$?
-    if [ "$rc" = 137 ]; then FAULT_KILLS=$((FAULT_KILLS + 1)); else bad "trial $TRIAL: tide exited $rc, not by its fault's SIGKILL"; fi
-  else
-    [ "$kill_mode" = 5 ] && how="after 25 s without a create"
-    kill -KILL "$TIDE_PID" 2>/dev/null || true
-    { wait "$TIDE_PID"; } 2>/dev/null || true
-  fi
-  KILLS=$((KILLS + 1))
-  what=$(tail -c +"$((log_from + 1))" "$LAB/log/tide.log" | grep -vE '^\S+ tide: (plan|note):' | tail -1 | cut -c22-180 || true)
-  note "trial $TRIAL: SIGKILL at $(( el / 1000 )).$(( el % 1000 / 100 )) s ($how); phase $([ "$phase" -le 3 ] && echo busy || { [ "$phase" -le 6 ] && echo light || echo quiet; })," \
-    "jobs:${SUBMITTED:- none}$([ "$backlog" -ge 4 ] && echo " (backlog $backlog)"); interruptions:${INJECTED:- none}; tide's last line: ${what:-none}"
-  check "trial $TRIAL, killed" kill
-  # While tide is down: the events not yet due, then a random pause.
-  SUBMITTED=""; INJECTED=""
-  [ "$ev_high" -ge 0 ] && submit high high 8 "$high_s"
-  [ "$ev_intr" -ge 0 ] && interrupt "$intr_pick" "$intr_n"
-  sleep "$(( down / 1000 )).$(( down % 1000 / 100 ))"
-  since=$(date +%s)
-  restart_from=$(stat -c %s "$LAB/log/tide.log")
-  soak_start
-  check "trial $TRIAL, restarted" post "$since"
-  recovered=$(tail -c +"$((restart_from + 1))" "$LAB/log/tide.log" | grep -E 'recovered:|adopted instance|gone at the provider' | cut -c28- | tr '\n' ';' || true)
-  note "trial $TRIAL: restarted after $(( down / 1000 )).$(( down % 1000 / 100 )) s down${SUBMITTED:+ (submitted meanwhile:$SUBMITTED)}${INJECTED:+ (injected meanwhile:$INJECTED)}; ${recovered:+recovery: $recovered }$LAST_TOTALS"
+  soak_trial "$LAB/log/tide.log" "$backlog"
 done
 
 # ---- the end: everything drains ----
@@ -382,13 +299,4 @@ note "coverage: jobs submitted $total_jobs ($(cut -d' ' -f2 "$S/jobs" | sort | u
   "$(grep -c 'adopted instance' "$LAB/log/tide.log" || true) instances adopted;" \
   "sacct -c records: $(cut -d'|' -f2 "$S/sacct" 2>/dev/null | sort | uniq -c | awk '{printf "%s %s, ", $1, $2}' | sed 's/, $//')"
 note "ledger: $LAST_TOTALS"
-echo
-echo "crash soak: seed $SOAK_SEED, $SOAK_TRIALS trials, $KILLS kills by SIGKILL ($FAULT_KILLS of them tide's own at a create), $(( T_END - T_START )) s"
-printf '  %-14s %s\n' invariant violations
-total_v=0
-for inv in $INVARIANTS; do
-  printf '  %-14s %d\n' "$inv" "${VCOUNT[$inv]}"
-  total_v=$(( total_v + VCOUNT[$inv] ))
-done
-echo "SOAK_RESULT seed=$SOAK_SEED trials=$SOAK_TRIALS kills=$KILLS fault_kills=$FAULT_KILLS seconds=$(( T_END - T_START )) jobs=$total_jobs interruptions=$INTERRUPTS$(for inv in $INVARIANTS; do printf ' %s=%d' "$inv" "${VCOUNT[$inv]}"; done)"
-[ "$total_v" = 0 ] && ok "no invariant violated in $SOAK_TRIALS trials and $KILLS kills" || bad "$total_v violation(s) in $SOAK_TRIALS trials"
+soak_report "$KILLS" "$FAULT_KILLS" "$(( T_END - T_START ))" "jobs=$total_jobs interruptions=$INTERRUPTS"

@@ -10,7 +10,8 @@
 # (local-<node>-<created unix seconds>-<pid>), its live record under
 # instances/ and its line in terminated.log (when it ended); otherwise a file
 # of lines "ID NODE START END" (END "-" while live). Prices are per hour, by
-# node (the pool the node belongs to).
+# node (the pool the node belongs to): NODE=PRICE, or PREFIX*=PRICE for every
+# node whose name starts with PREFIX.
 #
 # Prints one line per violation, "VIOLATION <invariant> <key> <detail>", the
 # key naming the fact (an instance, a node) so the caller counts each once,
@@ -38,6 +39,18 @@ GetOptions('db=s' => \$db, 'local-provider=s' => \$local, 'intervals=s' => \$int
 die "soak_check: --db and --prices are required\n" unless $db && $prices_arg;
 die "soak_check: --mode is kill, post or final\n" unless $mode =~ /^(kill|post|final)$/;
 my %price = map { split /=/, $_, 2 } split /,/, $prices_arg;
+# A node's price: its own entry, else the longest NAME* entry it starts with.
+sub price_of {
+  my ($node) = @_;
+  return $price{$node} if exists $price{$node};
+  my ($best, $len) = (undef, -1);
+  for my $k (keys %price) {
+    next unless $k =~ /^(.*)\*$/;
+    my $p = $1;
+    ($best, $len) = ($price{$k}, length $p) if substr($node, 0, length $p) eq $p && length $p > $len;
+  }
+  return $best;
+}
 
 my @out;
 sub violation { my ($inv, $key, $detail) = @_; push @out, "VIOLATION $inv $key $detail"; }
@@ -67,7 +80,7 @@ if ($local) {
   while (<$f>) {
     my ($id, $node, $start, $end) = split;
     next unless defined $end;
-    $prov{$id} = {node => $node, start => $start, end => $end eq '-' ? undef : $end, live => $end eq '-'};
+    $prov{$id} = {node => $node, start => $start, end => $end eq '-' ? undef : $end, live => $end eq '-', why => 'deleted'};
   }
 } else {
   die "soak_check: --local-provider or --intervals is required\n";
@@ -173,7 +186,7 @@ if ($mode ne 'kill') {
   for my $id (sort keys %prov) {
     my $p = $prov{$id};
     next unless defined $p->{end};
-    my $pr = $price{$p->{node}};
+    my $pr = price_of($p->{node});
     if (!defined $pr) { violation('ledger', "price:$id", "no price for node $p->{node}"); next; }
     $n++;
     $pcost += $pr * ($p->{end} - $p->{start}) / 3600;
