@@ -110,8 +110,9 @@ Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view text, const 
         StrAppend(&why, why.empty() ? "" : ": ", it->get<std::string>());
       }
     }
-    return absl::InvalidArgumentError(StrCat("prometheus reply: status \"", status->get<std::string>(), "\"",
-                                             why.empty() ? "" : StrCat(" (", why, ")")));
+    // Shown: a reply may hold any byte (found by fuzzing).
+    return absl::InvalidArgumentError(StrCat("prometheus reply: status \"", Shown(status->get<std::string>()), "\"",
+                                             why.empty() ? "" : StrCat(" (", Shown(why, 400), ")")));
   }
   const auto data = reply.find("data");
   if (data == reply.end() || !data->is_object()) return absl::InvalidArgumentError("prometheus reply: no \"data\"");
@@ -120,7 +121,7 @@ Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view text, const 
     return absl::InvalidArgumentError("prometheus reply: no data.resultType");
   }
   if (*type != "vector") {
-    return absl::InvalidArgumentError(StrCat("prometheus reply: data.resultType is \"", type->get<std::string>(),
+    return absl::InvalidArgumentError(StrCat("prometheus reply: data.resultType is \"", Shown(type->get<std::string>()),
                                              "\", not \"vector\" (query ", options.metric, ")"));
   }
   const auto result = data->find("result");
@@ -136,7 +137,7 @@ Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view text, const 
       return absl::InvalidArgumentError(StrCat("prometheus reply: result[", i, "] is not an object"));
     const auto metric = series.find("metric");
     const json labels = metric != series.end() && metric->is_object() ? *metric : json::object();
-    const std::string where = StrCat("prometheus reply: result[", i, "] ", SeriesName(labels));
+    const std::string where = StrCat("prometheus reply: result[", i, "] ", Shown(SeriesName(labels), 200));
     auto label = [&](const std::string& name) -> std::string {
       auto it = labels.find(name);
       return it != labels.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -164,8 +165,8 @@ Result<std::vector<UtilSample>> ParseQueryResponse(std::string_view text, const 
     const std::string v = (*value)[1].get<std::string>();
     double raw = 0;
     if (!ParseValue(v, &raw))
-      return absl::InvalidArgumentError(StrCat(where, ": value \"", v, "\" is not a finite number"));
-    if (raw < 0) return absl::InvalidArgumentError(StrCat(where, ": negative utilization ", v));
+      return absl::InvalidArgumentError(StrCat(where, ": value \"", Shown(v), "\" is not a finite number"));
+    if (raw < 0) return absl::InvalidArgumentError(StrCat(where, ": negative utilization ", Shown(v)));
     s.util = std::min(1.0, raw / options.scale);
     out.push_back(std::move(s));
   }

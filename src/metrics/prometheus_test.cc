@@ -117,6 +117,14 @@ TEST(ParseQueryResponseTest, KubernetesPodMapping) {
   EXPECT_EQ((*got)[0].pod, "a/b");
 }
 
+// Found by fuzzing: a reply's status was quoted raw, control bytes and all.
+TEST(ParseQueryResponseTest, AnUnexpectedStatusIsQuotedEscaped) {
+  auto got = ParseQueryResponse(R"({"status":"su\u0000ccess","data":{"resultType":"vector","result":[]}})",
+                                PrometheusOptions{});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(std::string(Message(got.status())), "prometheus reply: status \"su\\x00ccess\"");
+}
+
 TEST(ParseQueryResponseTest, EmptyResultIsEmptyNotAnError) {
   auto got = ParseQueryResponse(Vector(""), PrometheusOptions{});
   ASSERT_TRUE(got.ok()) << got.status();

@@ -148,7 +148,8 @@ class SwfReader final : public TraceReader {
     double v[kSwfFields];
     for (int i = 0; i < kSwfFields; ++i) {
       auto n = ParseNumber(f[i]);
-      if (!n) return FieldError(i, StrCat("expected a number, got '", f[i], "'"));
+      // Finite too: every field is compared, rounded or converted below.
+      if (!n || !std::isfinite(*n)) return FieldError(i, StrCat("expected a number, got '", f[i], "'"));
       v[i] = *n;
     }
     const int64_t submit = std::llround(v[kSubmit]);
@@ -170,9 +171,14 @@ class SwfReader final : public TraceReader {
     }
     if (run <= 0 || procs <= 0) return std::optional<model::JobSpec>();
     const int64_t per_gpu = std::max(1, options_.swf_procs_per_gpu);
+    // Compared as a double before it is converted (found by fuzzing: 1e300
+    // processors overflowed the conversion).
+    if (procs > static_cast<double>(kMaxJobGpus * per_gpu)) {
+      return FieldError(field, StrCat("at most ", kMaxJobGpus * per_gpu, " processors, got ", f[field]));
+    }
     const int64_t gpus = (static_cast<int64_t>(procs) + per_gpu - 1) / per_gpu;
-    if (gpus > (1 << 20)) {
-      return FieldError(field, StrCat("at most ", int64_t{1 << 20} * per_gpu, " processors, got ", f[field]));
+    if (gpus > kMaxJobGpus) {
+      return FieldError(field, StrCat("at most ", kMaxJobGpus * per_gpu, " processors, got ", f[field]));
     }
     model::JobSpec job = NewJob(options_);
     job.name = std::string(f[kJob]);

@@ -163,6 +163,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"HugeRunTime", Line(1, 0, int64_t{400} * 365 * 86400, 1), ":1: field 4 'run_time': must be at most"},
         BadCase{"BadStartTime", "; UnixStartTime: soon\n" + Line(1, 0, 10, 1),
                 ":1: header 'UnixStartTime': expected seconds since 1970"},
+        // Found by fuzzing: 1e300 processors overflowed a conversion; inf passed.
+        BadCase{"HugeProcessors", "1 0 5 10 1e300 -1 -1 -1 -1 -1 1 3 1 -1 1 -1 -1 -1\n",
+                ":1: field 5 'allocated_processors': at most 1048576 processors, got 1e300"},
+        BadCase{"InfiniteRunTime", "1 0 5 inf 4 -1 -1 -1 -1 -1 1 3 1 -1 1 -1 -1 -1\n",
+                ":1: field 4 'run_time': expected a number, got 'inf'"},
         // Found by fuzzing: a control byte was echoed raw.
         BadCase{"ControlByte", "1 0 5 10 4\x1e -1 -1 -1 -1 -1 1 3 1 -1 1 -1 -1 -1\n",
                 ":1: field 5 'allocated_processors': expected a number, got '4\\x1e'"}),
