@@ -154,6 +154,21 @@ void Advance(const config::Config& config, const backends::Observation& obs, con
       (void)applier->GiveBack(on.name, inst->id, on.pool, now, stats);
       continue;
     }
+    if (fixed_names && inst == nullptr && on.condition == backends::NodeCondition::kBooting && !runs) {
+      // The manager is bringing up a node tide bought no machine for (Slurm's
+      // power saving powers up a node tide gave back when it picks it for a
+      // job, before tide cordons it again). Nothing will ever boot there, and
+      // the manager would wait out its own resume timeout: hand it back now,
+      // so that it is free to be bought again. Found by the crash soak.
+      Status s = manager->RemoveNode(on.name);
+      if (!s.ok()) {
+        Fail(stats, log, StrCat("power down node ", on.name, " that has no machine"), s);
+      } else {
+        log(StrCat("node ", on.name, " was being brought up by the workload manager with no machine behind it; "
+                   "handed back"));
+      }
+      continue;
+    }
     if (fixed_names && inst == nullptr && !on.Answering() && on.cordon == backends::Cause::kNone && !runs) {
       // No machine behind it: keep the manager from starting work on it by
       // itself (a cordoned node is never given work).

@@ -176,7 +176,8 @@ TEST(LiveCluster, ReleaseCordonsFirstAndDeletesOnlyWhenEmpty) {
 }
 
 // A spare bought against slow boots (boot_hedge) is released while it
-// boots: its slurmd has not joined, so it is cordoned and given back at once.
+// boots: its slurmd has not joined, so it is cordoned and given back at once,
+// its power-up stopped (POWER_DOWN_FORCE) rather than waited out.
 TEST(LiveCluster, ANodeReleasedWhileBootingIsGivenBackAtOnce) {
   Rig r;
   r.Apply(Plan({ScaleUp(0, 1)}));
@@ -185,7 +186,7 @@ TEST(LiveCluster, ANodeReleasedWhileBootingIsGivenBackAtOnce) {
   r.Apply(Plan({Release(1, "1 booting node no job waits for (boot_hedge)")}), kNow + Seconds(30));
   EXPECT_EQ(r.Actions(), (std::vector<std::string>{
                              "drain gpu1 tide: releasing: 1 booting node no job waits for (boot_hedge)",
-                             "power_down gpu1"}));
+                             "power_down_force gpu1"}));
   EXPECT_TRUE(r.provider.instances.empty());
   EXPECT_TRUE(r.store->Instances(false)->empty());
   EXPECT_EQ(r.stats.deletes, 1);
@@ -328,6 +329,24 @@ TEST(LiveCluster, RequeuesAJobTheManagerStartedOnANodeWithNoMachine) {
   bought.slurm.view.jobs = {SlurmJob(2, "CONFIGURING", 8, {"gpu1"})};
   bought.Advance(kNow + Seconds(10));
   EXPECT_EQ(bought.Actions().size(), before) << StrJoin(bought.Actions(), "\n");
+}
+
+// Found by the crash soak: Slurm's power saving powered up a node tide had
+// given back (for a job, before tide cordoned it again); once the job was
+// requeued the node sat POWERING_UP until ResumeTimeout, and a machine bought
+// under its name meanwhile never joined. tide now stops the power-up at once
+// and does not offer the name while Slurm brings it up.
+TEST(LiveCluster, ANodeTheManagerBringsUpWithNoMachineIsHandedBack) {
+  Rig r;
+  r.slurm.view.nodes[3] =
+      SlurmNode("gpu4", "idle", {"CLOUD", "POWERING_UP", "NOT_RESPONDING", "DRAIN"}, 0, "tide: not provisioned");
+  r.Advance(kNow);
+  EXPECT_EQ(r.Actions(), (std::vector<std::string>{"power_down_force gpu4"}));
+  EXPECT_NE(r.log.back().find("node gpu4 was being brought up by the workload manager"), std::string::npos)
+      << r.log.back();
+  // gpu3 taken, gpu4 coming up by itself: the spot pool has no name free.
+  auto name = r.backend->RegisterNode(1, {"gpu3"});
+  EXPECT_EQ(name.status().code(), absl::StatusCode::kResourceExhausted) << name.status();
 }
 
 // An idle job reclaimed once and idle again is cancelled: the decision core

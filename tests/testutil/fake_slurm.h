@@ -115,6 +115,7 @@ class FakeSlurm final : public CommandRunner {
       if (state == "DRAIN") return StrCat("drain ", node, " ", Value(argv, "reason"));
       if (state == "UNDRAIN") return StrCat("undrain ", node);
       if (state == "POWER_DOWN") return StrCat("power_down ", node);
+      if (state == "POWER_DOWN_FORCE") return StrCat("power_down_force ", node);
       if (state == "POWER_UP") return StrCat("power_up ", node);
     }
     if (tool == "scancel" && argv.size() == 4) return StrCat("signal ", argv[3], " ", Value(argv, "--signal"));

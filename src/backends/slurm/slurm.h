@@ -117,7 +117,9 @@ class SlurmCommands {
   Status Drain(const std::string& node, const std::string& reason);
   Status Undrain(const std::string& node);
   Status PowerUp(const std::string& node);
-  Status PowerDown(const std::string& node);
+  // POWER_DOWN; with `force`, POWER_DOWN_FORCE, which also stops a power-up
+  // that is under way (and requeues what waits on the node).
+  Status PowerDown(const std::string& node, bool force = false);
   // Puts a running job back in the queue (it is killed and restarts later).
   Status Requeue(int64_t job);
   Status Cancel(int64_t job);

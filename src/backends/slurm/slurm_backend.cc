@@ -256,7 +256,12 @@ Result<std::string> SlurmBackend::RegisterNode(int pool, const std::vector<std::
     auto it = seen.find(h);
     // Slurm must list it, no slurmd may answer for it (a static node is not
     // tide's to buy) and nothing may run on it.
-    if (it == seen.end() || it->second->Answering() || it->second->busy) continue;
+    // Nor may Slurm be powering it up by itself: it is free once tide has
+    // powered it down again (Advance, in the controller).
+    if (it == seen.end() || it->second->Answering() || it->second->busy ||
+        it->second->condition == NodeCondition::kBooting) {
+      continue;
+    }
     return h;
   }
   const std::string& name = options_.pool_names.at(static_cast<size_t>(pool));
@@ -266,7 +271,13 @@ Result<std::string> SlurmBackend::RegisterNode(int pool, const std::vector<std::
 
 Status SlurmBackend::RemoveNode(const std::string& node) {
   TIDE_RETURN_IF_ERROR(KnownNode("power down", node));
-  return commands_.PowerDown(node);
+  // A node Slurm is powering up (its power saving picked it for a job) is
+  // powered down only after ResumeTimeout by POWER_DOWN, and meanwhile comes
+  // up again on its own; POWER_DOWN_FORCE stops the power-up now. Found by
+  // the crash soak (docs/reliability.md).
+  bool coming = false;
+  for (const auto& n : last_.nodes) coming = coming || (n.name == node && n.condition == NodeCondition::kBooting);
+  return commands_.PowerDown(node, coming);
 }
 
 }  // namespace tide::backends

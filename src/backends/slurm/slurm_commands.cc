@@ -125,9 +125,11 @@ Status SlurmCommands::PowerUp(const std::string& node) {
   return RunChecked({options_.scontrol, "update", StrCat("nodename=", node), "state=POWER_UP"}).status();
 }
 
-Status SlurmCommands::PowerDown(const std::string& node) {
+Status SlurmCommands::PowerDown(const std::string& node, bool force) {
   TIDE_RETURN_IF_ERROR(CheckNode("power down", node));
-  return RunChecked({options_.scontrol, "update", StrCat("nodename=", node), "state=POWER_DOWN"}).status();
+  return RunChecked({options_.scontrol, "update", StrCat("nodename=", node),
+                     force ? "state=POWER_DOWN_FORCE" : "state=POWER_DOWN"})
+      .status();
 }
 
 Status SlurmCommands::Requeue(int64_t job) {
