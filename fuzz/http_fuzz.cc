@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 
 #include "controller/http_server.h"
 #include "fuzz/fuzz_check.h"
@@ -41,13 +43,23 @@ class Source final : public controller::StatusSource {
 
 // Sends `request`, closes the sending side, and returns all the server said.
 std::string Exchange(int port, std::string_view request) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) Fail("a socket", "socket() failed");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) Fail("the server accepts", "connect failed");
+  // A long run opens hundreds of thousands of connections: loopback's
+  // ephemeral ports run out for a moment (EADDRNOTAVAIL), which is the
+  // client's limit, not the server's. Such a connect is tried again.
+  int fd = -1;
+  for (int attempt = 0;; ++attempt) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) Fail("a socket", strerror(errno));
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
+    const int err = errno;
+    close(fd);
+    if (err != EADDRNOTAVAIL || attempt == 200) Fail("the server accepts", strerror(err));
+    usleep(10'000);
+  }
   for (size_t sent = 0; sent < request.size();) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) break;  // the server may close early, on a refused head

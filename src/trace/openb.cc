@@ -141,6 +141,11 @@ Result<std::optional<OpenbPod>> OpenbPodReader::Next() {
     return csv_->FieldError("deletion_time",
                             StrCat("is before scheduled_time (", *pod.deletion, " < ", *pod.scheduled, ")"));
   }
+  // The same bound on a run as every format's (found by fuzzing: a pod that
+  // ran for decades could not be written back as a native trace).
+  if (pod.scheduled && pod.deletion && *pod.deletion - *pod.scheduled > kMaxRuntimeSeconds) {
+    return csv_->FieldError("deletion_time", StrCat("more than ", kMaxRuntimeSeconds, " seconds after scheduled_time"));
+  }
   return std::optional<OpenbPod>(std::move(pod));
 }
 

@@ -96,6 +96,9 @@ TEST_F(OpenbTest, MalformedFieldsNameFileLineAndField) {
       {"unknown qos", "p,1,1,1,1000,,Gold,Running,0,1,0", "qos", "expected LS, Guaranteed"},
       {"creation not a number", "p,1,1,1,1000,,LS,Running,t,1,0", "creation_time", "expected an integer"},
       {"deletion before creation", "p,1,1,1,1000,,LS,Running,10,5,10", "deletion_time", "before creation_time"},
+      // Found by fuzzing: a run of decades passed, and could not be written back.
+      {"a run of decades", "p,1,1,1,1000,,LS,Running,10,900000000,10", "deletion_time",
+       "more than 315360000 seconds after scheduled_time"},
       {"scheduled before creation", "p,1,1,1,1000,,LS,Running,10,20,5", "scheduled_time", "before creation_time"},
       {"scheduled negative", "p,1,1,1,1000,,LS,Running,0,20,-5", "scheduled_time", "between 0"},
   };
