@@ -49,7 +49,8 @@ std::string Exchange(int port, std::string_view request) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   // A long run opens hundreds of thousands of connections: loopback's
   // ephemeral ports run out for a moment (EADDRNOTAVAIL), which is the
-  // client's limit, not the server's. Such a connect is tried again.
+  // client's limit, not the server's; and libFuzzer's timer signal
+  // interrupts calls (EINTR). Such a connect is tried again.
   int fd = -1;
   for (int attempt = 0;; ++attempt) {
     fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -57,18 +58,23 @@ std::string Exchange(int port, std::string_view request) {
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
     const int err = errno;
     close(fd);
-    if (err != EADDRNOTAVAIL || attempt == 200) Fail("the server accepts", strerror(err));
+    if ((err != EADDRNOTAVAIL && err != EINTR) || attempt == 200) Fail("the server accepts", strerror(err));
     usleep(10'000);
   }
   for (size_t sent = 0; sent < request.size();) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server may close early, on a refused head
     sent += static_cast<size_t>(n);
   }
   shutdown(fd, SHUT_WR);
   std::string reply;
   char buf[4096];
-  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;  // reset: the server cut a client it refused
+    reply.append(buf, static_cast<size_t>(n));
+  }
   close(fd);
   return reply;
 }
