@@ -32,6 +32,22 @@ TEST(ClientTest, ListPagesWithContinue) {
   EXPECT_THAT(t.calls[1].path, HasSubstr("limit=2&continue=eyJ2Ijoib"));
 }
 
+// Found by fuzzing: a server that handed back the same continue token was
+// listed for ever, its items piling up.
+TEST(ClientTest, AListThatNeverEndsIsAnError) {
+  FakeTransport t;
+  t.Reply200(Fixture("pods_page1.json"));
+  t.Reply200(Fixture("pods_page1.json"));
+  t.Reply200(Fixture("pods_page1.json"));
+  Client c(&t);
+  ListOptions lo;
+  lo.limit = 2;
+  auto pods = c.ListPods("default", lo);
+  EXPECT_TRUE(absl::IsUnavailable(pods.status())) << pods.status();
+  EXPECT_THAT(Msg(pods.status()), HasSubstr("the same continue token twice"));
+  EXPECT_EQ(t.calls.size(), 2u);
+}
+
 TEST(ClientTest, ExpiredContinueIsGone) {
   FakeTransport t;
   t.Reply200(Fixture("pods_page1.json"));
