@@ -43,8 +43,7 @@ std::string Native(const World& w, Timestamp start, const std::vector<model::Job
 
 // What the native format carries of a job, field by field.
 std::string Differs(const model::JobSpec& a, const model::JobSpec& b) {
-  const auto same = [](const auto& x, const auto& y) { return x == y; };
-  if (!same(a.name, b.name)) return StrCat("name '", a.name, "' -> '", b.name, "'");
+  if (a.name != b.name) return StrCat("name '", a.name, "' -> '", b.name, "'");
   if (a.submit != b.submit || a.runtime != b.runtime) return "submit or runtime";
   if (a.gpus_per_worker != b.gpus_per_worker || a.workers != b.workers) return "gpus_per_worker or workers";
   if (a.priority_class != b.priority_class || a.preemptible != b.preemptible || a.is_protected != b.is_protected) {

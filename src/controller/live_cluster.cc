@@ -154,12 +154,14 @@ void Advance(const config::Config& config, const backends::Observation& obs, con
       (void)applier->GiveBack(on.name, inst->id, on.pool, now, stats);
       continue;
     }
-    if (fixed_names && inst == nullptr && on.condition == backends::NodeCondition::kBooting && !runs) {
+    if (fixed_names && inst == nullptr && on.condition == backends::NodeCondition::kBooting && !runs &&
+        on.cordon != backends::Cause::kOther) {
       // The manager is bringing up a node tide bought no machine for (Slurm's
       // power saving powers up a node tide gave back when it picks it for a
       // job, before tide cordons it again). Nothing will ever boot there, and
       // the manager would wait out its own resume timeout: hand it back now,
-      // so that it is free to be bought again. Found by the crash soak.
+      // so that it is free to be bought again. A node someone else drained is
+      // theirs, as everywhere else. Found by the crash soak.
       Status s = manager->RemoveNode(on.name);
       if (!s.ok()) {
         Fail(stats, log, StrCat("power down node ", on.name, " that has no machine"), s);

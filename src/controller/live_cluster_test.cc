@@ -347,6 +347,12 @@ TEST(LiveCluster, ANodeTheManagerBringsUpWithNoMachineIsHandedBack) {
   // gpu3 taken, gpu4 coming up by itself: the spot pool has no name free.
   auto name = r.backend->RegisterNode(1, {"gpu3"});
   EXPECT_EQ(name.status().code(), absl::StatusCode::kResourceExhausted) << name.status();
+  // Drained by someone else: theirs, left alone.
+  Rig other;
+  other.slurm.view.nodes[3] =
+      SlurmNode("gpu4", "idle", {"CLOUD", "POWERING_UP", "NOT_RESPONDING", "DRAIN"}, 0, "maintenance");
+  other.Advance(kNow);
+  EXPECT_TRUE(other.Actions().empty()) << StrJoin(other.Actions(), "\n");
 }
 
 // An idle job reclaimed once and idle again is cancelled: the decision core
