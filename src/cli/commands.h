@@ -69,6 +69,16 @@ int TraceStats(const StatsArgs& args);
 
 int Validate(const std::string& config);
 
+// The Job `tide plan --kubernetes` writes (docs/design/sweep.md).
+struct PlanKubernetesOptions {
+  std::string name = "tide-plan";     // the Job's name, and the claim's folder its pods see
+  std::string image = "tide:latest";  // an image with tide on its PATH
+  std::string pvc = "tide-plan";      // a ReadWriteMany PersistentVolumeClaim: inputs and results
+  int parallelism = 16;               // pods at once; never more than the points
+  std::string cpu = "1";              // each pod's requests: one point is one thread
+  std::string memory = "1Gi";
+};
+
 struct PlanArgs {
   std::string config;
   std::string trace;
@@ -81,13 +91,21 @@ struct PlanArgs {
   int threads = 0;
   bool quiet = false;
   // Run only this point (0-based, the baseline first if given): what each
-  // task of a --slurm job array runs, writing its one point with --json.
+  // task of a --slurm job array or pod of a --kubernetes Job runs, writing
+  // its one point with --json.
   std::optional<int64_t> point;
   // Submit the points as a Slurm job array (sbatch) instead of simulating
   // here, wait for it, and gather the results (docs/design/sweep.md).
   bool slurm = false;
   std::string slurm_dir;                 // empty: tide-plan-<unix seconds> in the current directory
   std::vector<std::string> sbatch_args;  // extra sbatch arguments, e.g. --partition=gpu
+  // Write the points as a Kubernetes Indexed Job into this directory (new or
+  // empty) instead of simulating; nothing is submitted. Empty: not asked for.
+  std::string kubernetes_dir;
+  PlanKubernetesOptions kubernetes;
+  // Simulate nothing: read DIR/point-I.json of every point (written by a
+  // --kubernetes Job or a --slurm array) and print their table.
+  std::string gather_dir;
 };
 int Plan(const PlanArgs& args);
 

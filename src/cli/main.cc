@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   auto* plan_point = plan_cmd->add_option(
       "--point", plan.point,
       "Run only point I of the sweep (0-based, the baseline first if given) and write its result with --json "
-      "(what each --slurm array task runs)");
+      "(what each --slurm array task and --kubernetes pod runs)");
   auto* plan_slurm = plan_cmd->add_flag(
       "--slurm", plan.slurm, "Run the points as a Slurm job array (sbatch), wait for it and gather the results");
   plan_slurm->excludes(plan_point);
@@ -135,6 +135,22 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--sbatch-arg", plan.sbatch_args,
                        "--slurm: an extra sbatch argument, repeatable, e.g. --sbatch-arg=--partition=gpu")
       ->needs(plan_slurm);
+  auto* plan_kube = plan_cmd->add_option(
+      "--kubernetes", plan.kubernetes_dir,
+      "Write the points as a Kubernetes Indexed Job (job.yaml, files-pod.yaml and the kubectl steps) into this "
+      "directory, new or empty; submit nothing");
+  auto kube_option = [&](const char* name, auto& value, const std::string& help) {
+    plan_cmd->add_option(name, value, "--kubernetes: " + help)->capture_default_str()->needs(plan_kube);
+  };
+  kube_option("--kube-name", plan.kubernetes.name, "the Job's name");
+  kube_option("--kube-image", plan.kubernetes.image, "the pods' image, tide on its PATH");
+  kube_option("--kube-pvc", plan.kubernetes.pvc, "a ReadWriteMany PersistentVolumeClaim for the inputs and the results");
+  kube_option("--kube-parallelism", plan.kubernetes.parallelism, "pods at once (at most)");
+  kube_option("--kube-cpu", plan.kubernetes.cpu, "each pod's CPU request");
+  kube_option("--kube-memory", plan.kubernetes.memory, "each pod's memory request");
+  plan_cmd->add_option("--gather", plan.gather_dir,
+                       "Simulate nothing: read every point's DIR/point-I.json (from a --kubernetes Job or a "
+                       "--slurm array) and print the table");
 
   std::string validate_config;
   auto* validate = app.add_subcommand("validate", "Check a configuration file and print what it defines");

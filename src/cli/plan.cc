@@ -1,7 +1,9 @@
 // `tide plan`: sweep a setting over a workload and print the cost and
 // queue-wait curve (docs/design/sweep.md). The points run here on local
 // threads, or (--slurm) as a Slurm job array whose tasks each run one point
-// (--point) and whose results are gathered back from their JSON files.
+// (--point) and whose results are gathered back from their JSON files; or
+// (--kubernetes) written as a Kubernetes Indexed Job of the same tasks, whose
+// JSON files --gather reads back.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/plan_kubernetes.h"
 #include "config/config.h"
 #include "core/process.h"
 #include "core/strings.h"
@@ -215,51 +218,43 @@ Result<std::vector<PointRow>> RunLocally(const PlanArgs& args, const PlanInfo& i
 
 // ---- --slurm ---------------------------------------------------------------
 
-// `s` as one word of a /bin/sh command line: inside single quotes nothing is
-// special, and a single quote is closed, escaped and reopened.
-std::string ShellQuote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
-  }
-  out += "'";
-  return out;
-}
-
 std::string Absolute(const std::string& path) {
   std::error_code ec;
   auto p = std::filesystem::absolute(path, ec);
   return ec ? path : p.lexically_normal().string();
 }
 
-// The work directory, created (or empty), as an absolute path.
-Result<std::string> MakeWorkDir(const std::string& requested, Timestamp now) {
+// The work directory (`flag` names it in errors), created (or empty), as an
+// absolute path.
+Result<std::string> MakeWorkDir(std::string_view flag, const std::string& requested, Timestamp now) {
   const std::string dir = requested.empty() ? StrCat("tide-plan-", ToUnixSeconds(now)) : requested;
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) return absl::InvalidArgumentError(StrCat("--slurm-dir ", dir, ": not a directory"));
+    if (!fs::is_directory(dir, ec)) return absl::InvalidArgumentError(StrCat(flag, " ", dir, ": not a directory"));
     if (!fs::is_empty(dir, ec)) {
-      return absl::InvalidArgumentError(StrCat("--slurm-dir ", dir, ": exists and is not empty"));
+      return absl::InvalidArgumentError(StrCat(flag, " ", dir, ": exists and is not empty"));
     }
   } else if (!fs::create_directories(dir, ec) || ec) {
-    return absl::NotFoundError(StrCat("--slurm-dir ", dir, ": cannot create it: ", ec.message()));
+    return absl::NotFoundError(StrCat(flag, " ", dir, ": cannot create it: ", ec.message()));
   }
   return Absolute(dir);
 }
 
-// The arguments of the run that every array task repeats, `--name=value`
-// (so a value starting with '-' is never read as an option).
-Result<std::vector<std::string>> TaskArgv(const PlanArgs& args, uint64_t seed) {
+Result<std::string> SelfExe() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return absl::UnavailableError(StrCat("/proc/self/exe: cannot find the tide binary: ", ec.message()));
-  std::vector<std::string> argv = {exe.string(), "plan", StrCat("--config=", Absolute(args.config)),
-                                   StrCat("--trace=", Absolute(args.trace)), StrCat("--format=", args.format)};
+  return exe.string();
+}
+
+// The arguments of the run that every array task or pod repeats,
+// `--name=value` (so a value starting with '-' is never read as an option),
+// with the tide binary, configuration and trace where that task sees them.
+std::vector<std::string> TaskArgv(const PlanArgs& args, uint64_t seed, const std::string& exe,
+                                  const std::string& config, const std::string& trace) {
+  std::vector<std::string> argv = {exe, "plan", StrCat("--config=", config), StrCat("--trace=", trace),
+                                   StrCat("--format=", args.format)};
   for (const auto& s : args.sweeps) argv.push_back(StrCat("--sweep=", s));
   argv.push_back(StrCat("--policy=", args.policy));
   if (!args.baseline.empty()) argv.push_back(StrCat("--baseline=", args.baseline));
@@ -380,12 +375,41 @@ Result<PointRow> ReadPoint(const std::string& path, const std::string& label) {
   return PointRow{label, baseline->get<bool>(), *result};
 }
 
+// Reads every point's DIR/point-I.json. Unavailable, after `what` ("job 42"),
+// naming every point without a result and its log: always with `logs` (a
+// Slurm array's), else only a log that is there.
+Result<std::vector<PointRow>> Gather(const std::string& dir, const Points& points, std::string_view what,
+                                     bool logs) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return absl::NotFoundError(StrCat(what, ": not a directory"));
+  const size_t n = points.labels.size();
+  std::vector<PointRow> rows;
+  std::vector<std::string> failed;
+  for (size_t i = 0; i < n; ++i) {
+    auto row = ReadPoint(PointFile(dir, i), points.labels[i]);
+    if (row.ok()) {
+      rows.push_back(std::move(*row));
+      continue;
+    }
+    std::string line = StrCat("  point ", i, " (", points.labels[i], "): ", Message(row.status()));
+    if (logs || std::filesystem::exists(PointLog(dir, i), ec)) StrAppend(&line, "; its log: ", PointLog(dir, i));
+    if (const std::string last = LastLine(PointLog(dir, i)); !last.empty()) StrAppend(&line, " (\"", last, "\")");
+    failed.push_back(std::move(line));
+  }
+  if (!failed.empty()) {
+    return absl::UnavailableError(
+        StrCat(what, ": ", failed.size(), " of ", n, " points have no result:\n", StrJoin(failed, "\n")));
+  }
+  return rows;
+}
+
 // Submits every point as one array task, waits, and gathers the results.
 // Unavailable, naming every failed point with its log, if any is missing.
 Result<std::vector<PointRow>> RunOnSlurm(const PlanArgs& args, const Points& points, uint64_t seed) {
   const size_t n = points.labels.size();
-  TIDE_ASSIGN_OR_RETURN(const std::string dir, MakeWorkDir(args.slurm_dir, RealClock().Now()));
-  TIDE_ASSIGN_OR_RETURN(const auto argv, TaskArgv(args, seed));
+  TIDE_ASSIGN_OR_RETURN(const std::string dir, MakeWorkDir("--slurm-dir", args.slurm_dir, RealClock().Now()));
+  TIDE_ASSIGN_OR_RETURN(const std::string exe, SelfExe());
+  const auto argv = TaskArgv(args, seed, exe, Absolute(args.config), Absolute(args.trace));
   TIDE_RETURN_IF_ERROR(WriteFile(StrCat(dir, "/sweep.sh"), SweepScript(argv, dir)));
   std::error_code ec;
   std::filesystem::permissions(
@@ -398,25 +422,80 @@ Result<std::vector<PointRow>> RunOnSlurm(const PlanArgs& args, const Points& poi
   const Status waited = WaitForArray(&runner, job, dir, n, tty);
   if (tty) std::cerr << "\r\033[K";
   TIDE_RETURN_IF_ERROR(waited);
+  return Gather(dir, points, StrCat("job ", job), /*logs=*/true);
+}
 
-  std::vector<PointRow> rows;
-  std::vector<std::string> failed;
-  for (size_t i = 0; i < n; ++i) {
-    auto row = ReadPoint(PointFile(dir, i), points.labels[i]);
-    if (row.ok()) {
-      rows.push_back(std::move(*row));
-      continue;
+// ---- --kubernetes ----------------------------------------------------------
+
+// The files the pods read, where they see them: the configuration and the
+// trace by their names, and a spot supply trace the configuration names at
+// the same place beside it. InvalidArgument if two would land on one name or
+// the supply trace is not under the configuration's folder.
+Result<std::vector<KubeInput>> KubeInputs(const PlanArgs& args, const config::Config& cfg) {
+  namespace fs = std::filesystem;
+  std::vector<KubeInput> inputs = {
+      {Absolute(args.config), StrCat(kKubeMount, "/", fs::path(args.config).filename().string())},
+      {Absolute(args.trace), StrCat(kKubeMount, "/", fs::path(args.trace).filename().string())}};
+  if (const auto& supply = cfg.simulation.supply_trace) {
+    const fs::path source = fs::path(supply->source).lexically_normal();
+    if (source.is_absolute() || source.empty() || *source.begin() == "..") {
+      return absl::InvalidArgumentError(
+          StrCat("--kubernetes: ", supply->where, " names ", supply->source,
+                 ", which is not under the configuration's folder; the pods see only that folder's copy on the "
+                 "claim, so put the supply trace beside the configuration"));
     }
-    std::string line =
-        StrCat("  point ", i, " (", points.labels[i], "): ", Message(row.status()), "; its log: ", PointLog(dir, i));
-    if (const std::string last = LastLine(PointLog(dir, i)); !last.empty()) StrAppend(&line, " (\"", last, "\")");
-    failed.push_back(std::move(line));
+    inputs.push_back({Absolute(supply->path), StrCat(kKubeMount, "/", source.string())});
   }
-  if (!failed.empty()) {
-    return absl::UnavailableError(
-        StrCat("job ", job, ": ", failed.size(), " of ", n, " points have no result:\n", StrJoin(failed, "\n")));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t k = 0; k < i; ++k) {
+      if (inputs[i].in_pod == inputs[k].in_pod && inputs[i].local != inputs[k].local) {
+        return absl::InvalidArgumentError(StrCat("--kubernetes: ", inputs[k].local, " and ", inputs[i].local,
+                                                 " would both be ", inputs[i].in_pod, " in the pods; rename one"));
+      }
+    }
   }
-  return rows;
+  return inputs;
+}
+
+// Writes DIR/job.yaml and DIR/files-pod.yaml and says where on stdout
+// (unless quiet); submits nothing.
+Status WriteKubernetesJob(const PlanArgs& args, const config::Config& cfg, const Points& points, uint64_t seed) {
+  TIDE_RETURN_IF_ERROR(CheckKubernetesOptions(args.kubernetes));
+  KubeJob job;
+  job.options = args.kubernetes;
+  job.completions = points.labels.size();
+  TIDE_ASSIGN_OR_RETURN(job.inputs, KubeInputs(args, cfg));
+  TIDE_ASSIGN_OR_RETURN(const std::string exe, SelfExe());
+  TIDE_ASSIGN_OR_RETURN(job.dir, MakeWorkDir("--kubernetes", args.kubernetes_dir, RealClock().Now()));
+  job.point_argv = TaskArgv(args, seed, "tide", job.inputs[0].in_pod, job.inputs[1].in_pod);
+  job.gather_argv = TaskArgv(args, seed, exe, args.config, args.trace);
+  job.gather_argv.push_back(StrCat("--gather=", job.dir));
+  std::error_code ec;
+  job.gather_cwd = std::filesystem::current_path(ec).string();
+  TIDE_RETURN_IF_ERROR(WriteFile(StrCat(job.dir, "/job.yaml"), KubeJobYaml(job)));
+  TIDE_RETURN_IF_ERROR(WriteFile(StrCat(job.dir, "/files-pod.yaml"), KubeFilesPodYaml(job)));
+  if (!args.quiet) {
+    std::cout << "tide plan: wrote " << job.dir << "/job.yaml, a Kubernetes Indexed Job of " << job.completions
+              << " points, and " << job.dir << "/files-pod.yaml; the kubectl steps that run and gather it are at the "
+              << "top of job.yaml\n";
+  }
+  return OkStatus();
+}
+
+// InvalidArgument naming the two flags if more than one way to run the points
+// is asked for, or --json where no table is made.
+Status CheckModes(const PlanArgs& args) {
+  std::vector<std::string_view> modes;
+  if (args.point) modes.push_back("--point");
+  if (args.slurm) modes.push_back("--slurm");
+  if (!args.kubernetes_dir.empty()) modes.push_back("--kubernetes");
+  if (!args.gather_dir.empty()) modes.push_back("--gather");
+  if (modes.size() > 1) return absl::InvalidArgumentError(StrCat(modes[0], " and ", modes[1], ": choose one"));
+  if (!args.kubernetes_dir.empty() && !args.json_out.empty()) {
+    return absl::InvalidArgumentError(
+        "--json and --kubernetes: --kubernetes only writes the Job; give --json to the --gather run");
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -426,7 +505,7 @@ int Plan(const PlanArgs& args) {
     std::cerr << "tide: " << Message(s) << "\n";
     return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound ? 2 : 1;
   };
-  if (args.point && args.slurm) return fail(absl::InvalidArgumentError("--point and --slurm: choose one"));
+  if (auto s = CheckModes(args); !s.ok()) return fail(s);
   auto base = config::LoadConfig(args.config);
   if (!base.ok()) return fail(base.status());
   auto grid = sweep::ExpandSweeps(args.sweeps);
@@ -482,8 +561,14 @@ int Plan(const PlanArgs& args) {
   } else {
     for (size_t i = 0; i < points.labels.size(); ++i) which.push_back(i);
   }
+  if (!args.kubernetes_dir.empty()) {
+    if (auto s = WriteKubernetesJob(args, *base, points, seed); !s.ok()) return fail(s);
+    return 0;
+  }
   auto open = [&]() { return trace::OpenTrace(args.trace, args.format, base_topts); };
-  auto rows = args.slurm ? RunOnSlurm(args, points, seed) : RunLocally(args, info, points, which, open);
+  auto rows = args.slurm                   ? RunOnSlurm(args, points, seed)
+              : !args.gather_dir.empty() ? Gather(args.gather_dir, points, StrCat("--gather ", args.gather_dir), false)
+                                         : RunLocally(args, info, points, which, open);
   if (!rows.ok()) return fail(rows.status());
 
   if (!args.quiet) {
