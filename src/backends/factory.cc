@@ -12,8 +12,16 @@ Result<Backend> MakeBackend(const config::Config& config) {
     TIDE_ASSIGN_OR_RETURN(auto manager, kube::MakeKubernetesBackend(config, &runtime));
     Backend b;
     const auto& k = config.live.kubernetes;
-    b.summary = StrCat("kubernetes, ", k.kubeconfig.empty() ? "in-cluster" : k.kubeconfig, ", pods of scheduler ",
-                       k.scheduler_name, k.namespaces.empty() ? " in every namespace" : StrCat(" in ", StrJoin(k.namespaces, ", ")));
+    b.summary = StrCat("kubernetes, ", k.kubeconfig.empty() ? "in-cluster" : k.kubeconfig,
+                       k.mode == "autoscale" ? ", autoscale-only: GPU pods of any scheduler"
+                                             : StrCat(", pods of scheduler ", k.scheduler_name),
+                       k.namespaces.empty() ? " in every namespace" : StrCat(" in ", StrJoin(k.namespaces, ", ")));
+    b.leadership = runtime->elector.get();
+    if (b.leadership != nullptr) {
+      const auto& le = k.leader_election;
+      b.summary += StrCat(", leader election through Lease ", le.namespace_name, "/", le.lease);
+    }
+    b.metrics = [counts = &runtime->requests] { return counts->Exposition(); };
     b.resources = std::move(runtime);
     b.manager = std::move(manager);
     return b;

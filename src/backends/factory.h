@@ -3,10 +3,12 @@
 #ifndef TIDE_BACKENDS_FACTORY_H_
 #define TIDE_BACKENDS_FACTORY_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/leadership.h"
 #include "backends/workload.h"
 #include "config/config.h"
 #include "core/process.h"
@@ -20,6 +22,12 @@ struct Backend {
   std::unique_ptr<CommandRunner> runner;  // what the backend runs its tools with (may be null)
   std::unique_ptr<WorkloadManager> manager;
   std::string summary;  // one line for `tide validate` and the start-up log
+  // Leader election between replicas (owned by `resources`); null: this
+  // replica always acts.
+  Leadership* leadership = nullptr;
+  // More /metrics text of the backend's own (Kubernetes: its requests to
+  // the API server); may be empty.
+  std::function<std::string()> metrics;
 };
 
 // InvalidArgument, naming the file and field, when the live section does not

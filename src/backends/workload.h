@@ -231,6 +231,12 @@ class WorkloadManager {
   // The machine behind `node` is being given back: the manager forgets it
   // (or keeps its name, cordoned, for the next machine).
   virtual Status RemoveNode(const std::string& node) = 0;
+
+  // A number that moves whenever what Observe would return may have changed
+  // (a watch event), so that the loop can run on a change instead of waiting
+  // out its interval; 0 when the manager cannot tell (it is polled).
+  // Thread-safe; cheap enough to call every few milliseconds.
+  virtual uint64_t ChangeGeneration() const { return 0; }
 };
 
 }  // namespace tide::backends

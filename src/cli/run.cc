@@ -3,6 +3,7 @@
 // provider of a running `tide run`.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "core/process.h"
 #include "core/strings.h"
 #include "metrics/prometheus.h"
+#include "nlohmann/json.hpp"
 #include "providers/exec/exec_provider.h"
 #include "providers/kwok/kwok_config.h"
 #include "providers/local/local_provider.h"
@@ -33,19 +35,94 @@ namespace {
 std::atomic<int> g_signal{0};  // the one signal-handler flag; set by SIGTERM/SIGINT
 void OnSignal(int sig) { g_signal = sig; }
 
+// A change the manager reports (a watch event) runs the loop at once, but
+// never sooner than this after the last loop ended: a burst of events is
+// one loop, not one each.
+constexpr auto kMinLoopGap = std::chrono::milliseconds(250);
+// How often the wait between loops looks for a change, a command or a signal.
+constexpr auto kWaitTick = std::chrono::milliseconds(20);
+
+// What a replica that does not lead saw on its last look (leader election).
+struct FollowerView {
+  bool ok = false;
+  std::string error;
+  size_t jobs = 0, waiting = 0, nodes = 0;
+  Timestamp at{};
+};
+
 // The HTTP server's view of the controller. Commands that change state are
-// queued for the loop's thread.
+// queued for the loop's thread. With leader election, a replica that does
+// not lead serves read-only status and refuses commands.
 class Source final : public controller::StatusSource {
  public:
   Source(controller::Controller* c, const config::Config* cfg, const RealClock* clock,
-         controller::LiveReportSource* report)
-      : c_(c), cfg_(cfg), clock_(clock), report_(report), page_(controller::LiveReportPage(*cfg)) {}
-  std::string MetricsText() override { return c_->MetricsText(); }
-  std::string StatusJson() override { return c_->StatusJson(); }
-  bool Healthy(std::string* why) override { return c_->Healthy(clock_->Now(), why); }
+         controller::LiveReportSource* report, backends::Leadership* leadership,
+         std::function<std::string()> backend_metrics)
+      : c_(c),
+        cfg_(cfg),
+        clock_(clock),
+        report_(report),
+        page_(controller::LiveReportPage(*cfg)),
+        leadership_(leadership),
+        backend_metrics_(std::move(backend_metrics)) {}
+  std::string MetricsText() override {
+    std::string out = c_->MetricsText();
+    {
+      std::lock_guard lock(mu_);
+      out += StrCat("# HELP tide_loop_duration_seconds How long the last control loop took.\n",
+                    "# TYPE tide_loop_duration_seconds gauge\n", "tide_loop_duration_seconds ", loop_last_, "\n",
+                    "# HELP tide_loop_duration_seconds_max The longest control loop since start.\n",
+                    "# TYPE tide_loop_duration_seconds_max gauge\n", "tide_loop_duration_seconds_max ", loop_max_,
+                    "\n");
+    }
+    if (leadership_ != nullptr) {
+      out += StrCat("# HELP tide_leading 1 while this replica holds the leader Lease and acts.\n",
+                    "# TYPE tide_leading gauge\n", "tide_leading ", leadership_->Leading() ? 1 : 0, "\n");
+    }
+    if (backend_metrics_) out += backend_metrics_();
+    return out;
+  }
+  std::string StatusJson() override {
+    if (leadership_ == nullptr) return c_->StatusJson();
+    const backends::LeadershipView v = leadership_->View();
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(c_->StatusJson(), nullptr, false);
+    if (!j.is_object()) j = nlohmann::ordered_json::object();
+    nlohmann::ordered_json l = {{"role", v.leading ? "leader" : "follower"},
+                                {"identity", v.identity},
+                                {"holder", v.holder},
+                                {"lock", v.lock},
+                                {"since", FormatTimestamp(v.since)},
+                                {"last_error", v.last_error}};
+    if (!v.leading) {
+      std::lock_guard lock(mu_);
+      l["observed"] = {{"ok", follower_.ok},
+                       {"at", FormatTimestamp(follower_.at)},
+                       {"error", follower_.error},
+                       {"jobs", follower_.jobs},
+                       {"waiting", follower_.waiting},
+                       {"nodes", follower_.nodes}};
+    }
+    j["leadership"] = std::move(l);
+    return j.dump(2) + "\n";
+  }
+  bool Healthy(std::string* why) override {
+    if (leadership_ == nullptr || leadership_->Leading()) return c_->Healthy(clock_->Now(), why);
+    // A replica that waits to lead is healthy while it can see the cluster.
+    std::lock_guard lock(mu_);
+    if (follower_.ok) return true;
+    *why = follower_.at == Timestamp{} ? "not leading, and no look at the cluster yet\n"
+                                       : StrCat("not leading, and cannot see the cluster: ", follower_.error, "\n");
+    return false;
+  }
   std::string ReportPage() override { return page_; }
   Result<std::string> ReportJson() override { return report_->Json(clock_->Now()); }
   Result<std::string> Command(const std::string& name, const std::map<std::string, std::string>& params) override {
+    if (leadership_ != nullptr && !leadership_->Leading()) {
+      const backends::LeadershipView v = leadership_->View();
+      return absl::FailedPreconditionError(StrCat("this replica (", v.identity, ") does not lead; ",
+                                                  v.holder.empty() ? "nobody holds " : StrCat(v.holder, " holds "),
+                                                  v.lock, ": send commands to the leader"));
+    }
     if (name == "pause" || name == "resume") {
       c_->Pause(name == "pause");
       return StrCat("{\"paused\": ", name == "pause" ? "true" : "false", "}\n");
@@ -74,6 +151,15 @@ class Source final : public controller::StatusSource {
     return absl::NotFoundError(StrCat("no command '", name, "'; commands: pause, resume, loop, interrupt"));
   }
   bool TakeRunNow() { return run_now_.exchange(false); }
+  void LoopTook(double seconds) {
+    std::lock_guard lock(mu_);
+    loop_last_ = seconds;
+    loop_max_ = std::max(loop_max_, seconds);
+  }
+  void Followed(FollowerView v) {
+    std::lock_guard lock(mu_);
+    follower_ = std::move(v);
+  }
 
  private:
   controller::Controller* c_;
@@ -81,8 +167,31 @@ class Source final : public controller::StatusSource {
   const RealClock* clock_;
   controller::LiveReportSource* report_;
   const std::string page_;
+  backends::Leadership* leadership_;
+  std::function<std::string()> backend_metrics_;
   std::atomic<bool> run_now_{false};
+  std::mutex mu_;
+  double loop_last_ = 0, loop_max_ = 0;
+  FollowerView follower_;
 };
+
+// A look at the cluster by a replica that does not lead: it keeps the
+// manager's watches open (so that taking over is quick) and shows what it
+// sees. Nothing is decided or done.
+FollowerView Follow(backends::WorkloadManager* manager, Timestamp now) {
+  FollowerView v;
+  v.at = now;
+  auto obs = manager->Observe();
+  if (!obs.ok()) {
+    v.error = std::string(Message(obs.status()));
+    return v;
+  }
+  v.ok = true;
+  v.jobs = obs->jobs.size();
+  v.nodes = obs->nodes.size();
+  for (const auto& j : obs->jobs) v.waiting += j.phase == backends::JobPhase::kWaiting ? 1 : 0;
+  return v;
+}
 
 }  // namespace
 
@@ -174,7 +283,8 @@ int Run(const RunArgs& args) {
                              prometheus.get(), co, log);
 
   controller::LiveReportSource report(*cfg, live.state, {.history = co.history, .dry_run = args.dry_run});
-  Source source(&ctl, &*cfg, &clock, &report);
+  backends::Leadership* leadership = backend->leadership;
+  Source source(&ctl, &*cfg, &clock, &report, leadership, backend->metrics);
   std::unique_ptr<controller::HttpServer> http;
   if (!args.no_http) {
     auto token = controller::LoadToken(live.http.token_file);
@@ -203,14 +313,56 @@ int Run(const RunArgs& args) {
              FormatDuration(live.loop_interval), ", provider ", provider->Name(), args.dry_run ? ", DRY RUN (no action)" : "",
              http ? StrCat(", http on ", live.http.address, ":", http->port()) : std::string(),
              prometheus ? StrCat(", utilization from ", live.metrics.prometheus) : std::string(", no utilization source")));
+  std::jthread campaign;
+  if (leadership != nullptr) {
+    campaign = std::jthread([leadership](std::stop_token stop) { leadership->Run(stop); });
+  }
+  backends::WorkloadManager* manager = backend->manager.get();
   int loops = 0;
+  bool leading = leadership == nullptr;
+  std::string last_follow_error;
   while (g_signal == 0) {
-    ctl.RunLoop(clock.Now());
-    ++loops;
-    if (args.once || (args.loops > 0 && loops >= args.loops)) break;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(live.loop_interval.count());
+    const uint64_t generation = manager->ChangeGeneration();
+    const bool lead = leadership == nullptr || leadership->Leading();
+    if (leadership != nullptr && lead != leading) {
+      const backends::LeadershipView v = leadership->View();
+      log(lead ? StrCat("leading: this replica (", v.identity, ") holds ", v.lock, "; acting from now")
+               : StrCat("not leading: ", v.holder.empty() ? "nobody" : v.holder, " holds ", v.lock,
+                        "; this replica (", v.identity, ") watches and does nothing",
+                        v.last_error.empty() ? "" : StrCat(" (last error: ", v.last_error, ")")));
+      leading = lead;
+    }
+    if (lead) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ctl.RunLoop(clock.Now());
+      source.LoopTook(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      ++loops;
+      if (args.once || (args.loops > 0 && loops >= args.loops)) break;
+    } else {
+      FollowerView v = Follow(manager, clock.Now());
+      if (v.error != last_follow_error && !v.error.empty()) log(StrCat("not leading, and cannot see the cluster: ", v.error));
+      last_follow_error = v.error;
+      source.Followed(std::move(v));
+    }
+    // Wait for the interval, a command, a signal, a change of leadership, or
+    // a change the manager reports (a watch event), whichever comes first.
+    const auto ended = std::chrono::steady_clock::now();
+    const auto until = ended + std::chrono::seconds(live.loop_interval.count());
     while (g_signal == 0 && std::chrono::steady_clock::now() < until && !source.TakeRunNow()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (leadership != nullptr && leadership->Leading() != leading) break;
+      if (lead && manager->ChangeGeneration() != generation && std::chrono::steady_clock::now() - ended >= kMinLoopGap) {
+        break;
+      }
+      std::this_thread::sleep_for(kWaitTick);
+    }
+  }
+  if (leadership != nullptr) {
+    campaign.request_stop();
+    if (campaign.joinable()) campaign.join();
+    // Hand over at once rather than after the Lease's length.
+    if (leading) {
+      leadership->Release();
+      log("gave up the leader Lease");
     }
   }
   if (g_signal != 0) {

@@ -46,6 +46,21 @@ struct SlurmSettings {
   std::vector<std::pair<std::string, std::string>> pool_nodes;
 };
 
+// live.kubernetes.leader_election: two or more replicas of `tide run`, one
+// of which acts (docs/kubernetes.md, "Two replicas").
+struct LeaderElectionSettings {
+  std::string lease;  // the Lease's name; empty: no election, this replica always acts
+  std::string namespace_name = "tide-system";
+  // This replica's name in the Lease (empty: $POD_NAME, else host name and PID).
+  std::string identity;
+  // The Lease's length: a holder that has not renewed for this long is
+  // replaced. A holder that cannot renew within renew_deadline stops acting
+  // first, so two never act at once. Tried every retry.
+  Duration duration = Seconds(15);
+  Duration renew_deadline = Seconds(10);
+  Duration retry = Seconds(2);
+};
+
 // live.kubernetes (docs/kubernetes.md).
 struct KubernetesSettings {
   // How to reach the API server: a kubeconfig file (relative to the
@@ -65,6 +80,11 @@ struct KubernetesSettings {
   std::vector<std::string> notice_taints = {"aws-node-termination-handler/spot-itn",
                                             "cloud.google.com/impending-node-termination"};
   Duration timeout = Seconds(10);  // for each request to the API server
+  // "schedule": tide places the pods that name scheduler_name. "autoscale":
+  // another scheduler (kube-scheduler, Volcano) places every pod; tide binds
+  // nothing and buys for the pods it marked PodScheduled=False, Unschedulable.
+  std::string mode = "schedule";
+  LeaderElectionSettings leader_election;
 };
 
 struct ProviderSettings {

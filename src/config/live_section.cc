@@ -193,9 +193,43 @@ bool QualifiedName(std::string_view s) {
   return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+Status ParseLeaderElection(const Field& f, LeaderElectionSettings* o) {
+  if (!f.IsMap()) return f.Error("expected a map, e.g. {lease: tide, namespace: tide-system}");
+  TIDE_RETURN_IF_ERROR(f.OnlyKeys({"lease", "namespace", "identity", "duration", "renew_deadline", "retry"}));
+  auto str = [](const Field& x) { return x.String(); };
+  auto dur = [](const Field& x) { return x.Dur(); };
+  TIDE_RETURN_IF_ERROR(Opt(f, "lease", &o->lease, str));
+  if (auto l = f.Get("lease"); l && !o->lease.empty() && !DnsSubdomain(o->lease)) {
+    return l->Error(StrCat("'", Shown(o->lease), "' is not a Lease name (lowercase letters, digits, '-' and '.')"));
+  }
+  TIDE_RETURN_IF_ERROR(Opt(f, "namespace", &o->namespace_name, str));
+  if (auto n = f.Get("namespace"); n && !DnsLabel(o->namespace_name)) {
+    return n->Error(StrCat("'", Shown(o->namespace_name), "' is not a namespace name (lowercase letters, digits and '-')"));
+  }
+  TIDE_RETURN_IF_ERROR(Opt(f, "identity", &o->identity, str));
+  TIDE_RETURN_IF_ERROR(Opt(f, "duration", &o->duration, dur));
+  TIDE_RETURN_IF_ERROR(Opt(f, "renew_deadline", &o->renew_deadline, dur));
+  TIDE_RETURN_IF_ERROR(Opt(f, "retry", &o->retry, dur));
+  if (o->retry < Seconds(1)) return f.Get("retry")->Error("must be at least 1s");
+  // The order client-go insists on too: a holder gives up (renew deadline)
+  // before anyone may take its Lease (duration), and tries more than once
+  // before it gives up.
+  if (o->renew_deadline >= o->duration) {
+    return (f.Get("renew_deadline") ? *f.Get("renew_deadline") : f)
+        .Error(StrCat("must be shorter than duration (", FormatDuration(o->duration),
+                      "), so that a holder stops acting before another replica may take the Lease"));
+  }
+  if (o->retry >= o->renew_deadline) {
+    return (f.Get("retry") ? *f.Get("retry") : f)
+        .Error(StrCat("must be shorter than renew_deadline (", FormatDuration(o->renew_deadline), ")"));
+  }
+  return OkStatus();
+}
+
 Status ParseKubernetes(const Field& k, const std::string& config_path, KubernetesSettings* o) {
   TIDE_RETURN_IF_ERROR(k.OnlyKeys(
-      {"kubeconfig", "context", "namespaces", "scheduler_name", "label_prefix", "notice_taints", "timeout"}));
+      {"kubeconfig", "context", "namespaces", "scheduler_name", "label_prefix", "notice_taints", "timeout", "mode",
+       "leader_election"}));
   auto str = [](const Field& x) { return x.String(); };
   TIDE_RETURN_IF_ERROR(Opt(k, "kubeconfig", &o->kubeconfig, str));
   o->kubeconfig = RelativeTo(config_path, o->kubeconfig);
@@ -229,6 +263,13 @@ Status ParseKubernetes(const Field& k, const std::string& config_path, Kubernete
   }
   TIDE_RETURN_IF_ERROR(Opt(k, "timeout", &o->timeout, [](const Field& x) { return x.Dur(); }));
   if (auto t = k.Get("timeout"); t && o->timeout < Seconds(1)) return t->Error("must be at least 1s");
+  TIDE_RETURN_IF_ERROR(Opt(k, "mode", &o->mode, str));
+  if (o->mode != "schedule" && o->mode != "autoscale") {
+    return k.Get("mode")->Error(StrCat("unknown mode '", Shown(o->mode),
+                                       "'; expected schedule (tide places its pods) or autoscale (another scheduler "
+                                       "places them, tide buys and releases nodes)"));
+  }
+  if (auto le = k.Get("leader_election")) TIDE_RETURN_IF_ERROR(ParseLeaderElection(*le, &o->leader_election));
   return OkStatus();
 }
 

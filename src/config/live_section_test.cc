@@ -52,6 +52,8 @@ live:
     label_prefix: tide.example.com
     notice_taints: [example.com/spot-notice]
     timeout: 5s
+    mode: autoscale
+    leader_election: {lease: tide, namespace: ops, identity: a, duration: 20s, renew_deadline: 12s, retry: 3s}
   provider: {kind: kwok}
   metrics: {prometheus: "http://127.0.0.1:9090", pod_label: exported_pod, namespace_label: exported_namespace}
 )", "lab/cluster.yaml");
@@ -66,6 +68,13 @@ live:
   EXPECT_EQ(k.label_prefix, "tide.example.com");
   EXPECT_THAT(k.notice_taints, ElementsAre("example.com/spot-notice"));
   EXPECT_EQ(k.timeout, Seconds(5));
+  EXPECT_EQ(k.mode, "autoscale");
+  EXPECT_EQ(k.leader_election.lease, "tide");
+  EXPECT_EQ(k.leader_election.namespace_name, "ops");
+  EXPECT_EQ(k.leader_election.identity, "a");
+  EXPECT_EQ(k.leader_election.duration, Seconds(20));
+  EXPECT_EQ(k.leader_election.renew_deadline, Seconds(12));
+  EXPECT_EQ(k.leader_election.retry, Seconds(3));
   EXPECT_EQ(l.provider.kind, "kwok");
   EXPECT_EQ(l.metrics.pod_label, "exported_pod");
   EXPECT_EQ(l.metrics.namespace_label, "exported_namespace");
@@ -83,6 +92,12 @@ TEST(LiveConfigTest, KubernetesDefaults) {
   EXPECT_THAT(k.notice_taints,
               ElementsAre("aws-node-termination-handler/spot-itn", "cloud.google.com/impending-node-termination"));
   EXPECT_EQ(k.timeout, Seconds(10));
+  EXPECT_EQ(k.mode, "schedule");
+  EXPECT_EQ(k.leader_election.lease, "");  // no election: one replica
+  EXPECT_EQ(k.leader_election.namespace_name, "tide-system");
+  EXPECT_EQ(k.leader_election.duration, Seconds(15));  // client-go's defaults
+  EXPECT_EQ(k.leader_election.renew_deadline, Seconds(10));
+  EXPECT_EQ(k.leader_election.retry, Seconds(2));
   EXPECT_EQ(c->live.metrics.pod_label, "pod");  // the DCGM exporter's
   EXPECT_EQ(c->live.metrics.namespace_label, "namespace");
 }
@@ -246,6 +261,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadLiveCase{"PrometheusUrlWithPassword",
                     "pools:\n" GOOD_POOL "live:\n  slurm: {pools: {gpu: n1}}\n  metrics: {prometheus: 'http://u:hunter2@p:9090/'}\n",
                     "bad.yaml:5:25: ", "live.metrics.prometheus: holds credentials (user:password@)"},
+        BadLiveCase{"KubernetesUnknownMode", "pools:\n" GOOD_POOL "live:\n  kubernetes: {mode: passive}\n",
+                    "bad.yaml:4:22: ", "live.kubernetes.mode: unknown mode 'passive'; expected schedule"},
+        BadLiveCase{"KubernetesLeaseRenewTooLong",
+                    "pools:\n" GOOD_POOL "live:\n  kubernetes: {leader_election: {lease: t, renew_deadline: 20s}}\n",
+                    "bad.yaml:4:60: ", "live.kubernetes.leader_election.renew_deadline: must be shorter than duration (15s)"},
+        BadLiveCase{"KubernetesLeaseBadName",
+                    "pools:\n" GOOD_POOL "live:\n  kubernetes: {leader_election: {lease: Tide}}\n",
+                    "bad.yaml:4:41: ", "live.kubernetes.leader_election.lease: 'Tide' is not a Lease name"},
         BadLiveCase{"KubernetesShortTimeout", "pools:\n" GOOD_POOL "live:\n  kubernetes: {timeout: 0s}\n",
                     "bad.yaml:4:25: ", "live.kubernetes.timeout: must be at least 1s"},
         BadLiveCase{"KubernetesUnknownProvider", "pools:\n" GOOD_POOL "live:\n  kubernetes: {}\n  provider: {kind: aws}\n",

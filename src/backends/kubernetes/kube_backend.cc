@@ -30,7 +30,8 @@ std::string EventReason(Cause c) {
 InformerSource::InformerSource(Transport* transport, const Clock* clock, InformerOptions options)
     : pods_(transport, clock, &sleeper_, options),
       nodes_(transport, clock, &sleeper_, options),
-      groups_(transport, clock, &sleeper_, options) {}
+      groups_(transport, clock, &sleeper_, options),
+      volcano_(transport, clock, &sleeper_, options) {}
 
 InformerSource::~InformerSource() {
   for (auto& t : threads_) t.request_stop();
@@ -38,7 +39,7 @@ InformerSource::~InformerSource() {
 
 Result<ClusterObjects> InformerSource::Objects() {
   if (threads_.empty()) {
-    for (InformerBase* i : std::initializer_list<InformerBase*>{&pods_, &nodes_, &groups_}) {
+    for (InformerBase* i : std::initializer_list<InformerBase*>{&pods_, &nodes_, &groups_, &volcano_}) {
       threads_.emplace_back([i](std::stop_token stop) { i->Run(stop); });
     }
     // The first call waits a little for the first lists, so that tide's
@@ -63,7 +64,13 @@ Result<ClusterObjects> InformerSource::Objects() {
   // exist, and gangs come from Kueue's labels or are single pods.
   auto groups = groups_.Snapshot();
   for (auto& [key, g] : groups.objects) out.pod_groups.push_back(std::move(g));
+  auto volcano = volcano_.Snapshot();  // the same for Volcano's
+  for (auto& [key, g] : volcano.objects) out.volcano_groups.push_back(std::move(g));
   return out;
+}
+
+uint64_t InformerSource::Generation() const {
+  return pods_.version() + nodes_.version() + groups_.version() + volcano_.version();
 }
 
 KubernetesBackend::KubernetesBackend(KubernetesBackendOptions options, Transport* transport, ObjectSource* source,
@@ -74,8 +81,9 @@ KubernetesBackend::KubernetesBackend(KubernetesBackendOptions options, Transport
       source_(source),
       clock_(clock) {
   caps_.name = "kubernetes";
-  caps_.schedules_itself = false;
-  caps_.bind = true;
+  // Autoscale-only mode: another scheduler places the pods; tide never binds.
+  caps_.schedules_itself = options_.translate.autoscale_only;
+  caps_.bind = !options_.translate.autoscale_only;
   caps_.cordon = true;
   caps_.evict = true;
   caps_.checkpoint = false;  // SIGTERM, within the eviction's grace, is the signal
@@ -100,7 +108,7 @@ bool KubernetesBackend::NodeKnown(const std::string& node) const {
 Result<std::vector<const Pod*>> KubernetesBackend::PodsOf(const std::string& job) const {
   std::vector<const Pod*> out;
   for (const Pod& p : last_.pods) {
-    if (p.scheduler_name != options_.translate.scheduler_name || !LivePod(p)) continue;
+    if (!JobPod(p, options_.translate) || !LivePod(p)) continue;
     if (GangOfPod(p).key == job) out.push_back(&p);
   }
   if (out.empty()) return absl::NotFoundError(StrCat("kubernetes: no live pods of job ", job, " in the last observation"));
@@ -199,6 +207,10 @@ Status KubernetesBackend::Cancel(const std::string& job, Duration grace, const R
 }
 
 Status KubernetesBackend::Bind(const std::string& job, const std::vector<NodeWorkers>& where, const Reason& why) {
+  if (options_.translate.autoscale_only) {
+    return absl::FailedPreconditionError(
+        StrCat("kubernetes: autoscale-only mode binds nothing (job ", job, " is its scheduler's to place)"));
+  }
   TIDE_ASSIGN_OR_RETURN(std::vector<const Pod*> pods, PodsOf(job));
   std::vector<const Pod*> waiting;
   for (const Pod* p : pods) {
@@ -250,6 +262,12 @@ Status KubernetesBackend::Explain(const std::string& job, const std::string& why
   TIDE_ASSIGN_OR_RETURN(std::vector<const Pod*> pods, PodsOf(job));
   for (const Pod* p : pods) {
     if (!p->node_name.empty()) continue;
+    if (options_.translate.autoscale_only) {
+      // The condition is the other scheduler's to write: tide only adds
+      // its Event, beside that scheduler's FailedScheduling.
+      Tell(*p, "Waiting", why, false);
+      continue;
+    }
     TIDE_RETURN_IF_ERROR(
         client_.SetPodScheduled(p->meta.namespace_name, p->meta.name, "False", "Unschedulable", why, clock_->Now()));
     // And an Event, so that `kubectl describe` and event streams show tide's

@@ -8,7 +8,10 @@
 //   nothing.
 // - tide places the pods that name its scheduler (schedules_itself = false):
 //   Bind posts each pod's binding, every pod of the gang or none (a gang left
-//   half bound by a failed binding has its bound pods evicted again).
+//   half bound by a failed binding has its bound pods evicted again). In
+//   autoscale-only mode another scheduler places every pod
+//   (schedules_itself = true): Bind refuses, and Explain only posts Events,
+//   leaving the PodScheduled condition to that scheduler.
 // - Stops go through the Eviction API (policy/v1), so the API server
 //   enforces every PodDisruptionBudget; its 429 is Refused, and tide never
 //   deletes a pod to get around it. SIGTERM is the checkpoint signal: no
@@ -43,22 +46,29 @@ class ObjectSource {
   virtual ~ObjectSource() = default;
   // Unavailable, saying which cache and why, when the view may be stale.
   virtual Result<ClusterObjects> Objects() = 0;
+  // A number that moves whenever the objects may have changed (0 when the
+  // source cannot tell): the loop wakes on it rather than waiting out its
+  // interval. Thread-safe.
+  virtual uint64_t Generation() const { return 0; }
 };
 
-// The watch caches of pods, nodes and PodGroups, each kept by a background
-// thread (started on the first call, stopped with the object). A missing
-// PodGroup resource (scheduler-plugins not installed: 404) is no PodGroups.
+// The watch caches of pods, nodes and PodGroups (scheduler-plugins' and
+// Volcano's), each kept by a background thread (started on the first call,
+// stopped with the object). A missing PodGroup resource (the scheduler that
+// defines it is not installed: 404) is no PodGroups.
 class InformerSource final : public ObjectSource {
  public:
   InformerSource(Transport* transport, const Clock* clock, InformerOptions options);
   ~InformerSource() override;
   Result<ClusterObjects> Objects() override;
+  uint64_t Generation() const override;
 
  private:
   RealSleeper sleeper_;
   PodInformer pods_;
   NodeInformer nodes_;
   PodGroupInformer groups_;
+  VolcanoPodGroupInformer volcano_;
   std::vector<std::jthread> threads_;
 };
 
@@ -88,6 +98,7 @@ class KubernetesBackend final : public WorkloadManager {
   Status Explain(const std::string& job, const std::string& why) override;
   Result<std::string> RegisterNode(int pool, const std::vector<std::string>& taken) override;
   Status RemoveNode(const std::string& node) override;
+  uint64_t ChangeGeneration() const override { return source_->Generation(); }
 
  private:
   // The live pods of a gang of the last observation, sorted by name.

@@ -143,6 +143,11 @@ struct PodGroup {
   int32_t min_member = 0;
 };
 
+// A Volcano PodGroup (scheduling.volcano.sh/v1beta1): the same two fields,
+// its own resource. Its pods name it in the annotation
+// scheduling.k8s.io/group-name.
+struct VolcanoPodGroup : PodGroup {};
+
 // Parse from an already parsed JSON object (as in a list or a watch event).
 Result<Pod> ParsePod(const nlohmann::json& object);
 Result<Node> ParseNode(const nlohmann::json& object);

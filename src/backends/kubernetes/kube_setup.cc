@@ -25,6 +25,7 @@ TranslateOptions TranslateOptionsFor(const config::Config& config) {
   o.label_prefix = k.label_prefix;
   o.namespaces = k.namespaces;
   o.notice_taints = k.notice_taints;
+  o.autoscale_only = k.mode == "autoscale";
   const TideNames names(k.label_prefix);
   for (const auto& p : config.cluster.pools) o.pools.push_back(ShapeOfPool(names, p.name, model::TierName(p.tier)));
   for (const auto& c : config.cluster.priority_classes) o.class_values.push_back(c.value);
@@ -37,7 +38,8 @@ Result<std::unique_ptr<KubernetesBackend>> MakeKubernetesBackend(const config::C
   auto rt = std::make_shared<KubernetesRuntime>();
   HttpOptions verbs;
   verbs.read_timeout = config.live.kubernetes.timeout;
-  TIDE_ASSIGN_OR_RETURN(rt->verbs, HttpTransport::Create(connection, verbs));
+  TIDE_ASSIGN_OR_RETURN(auto verbs_transport, HttpTransport::Create(connection, verbs));
+  rt->verbs = std::make_unique<CountedTransport>(std::move(verbs_transport), &rt->requests);
   // A watch stays open for a minute at a time and hears a bookmark about
   // every minute: reads may wait longer than a request's.
   InformerOptions informers;
@@ -45,7 +47,18 @@ Result<std::unique_ptr<KubernetesBackend>> MakeKubernetesBackend(const config::C
   informers.max_staleness = Seconds(150);
   HttpOptions watches;
   watches.read_timeout = Seconds(90);
-  TIDE_ASSIGN_OR_RETURN(rt->watches, HttpTransport::Create(connection, watches));
+  TIDE_ASSIGN_OR_RETURN(auto watch_transport, HttpTransport::Create(connection, watches));
+  rt->watches = std::make_unique<CountedTransport>(std::move(watch_transport), &rt->requests);
+  if (const auto& le = config.live.kubernetes.leader_election; !le.lease.empty()) {
+    LeaseOptions lo;
+    lo.namespace_name = le.namespace_name;
+    lo.name = le.lease;
+    lo.identity = le.identity.empty() ? DefaultIdentity() : le.identity;
+    lo.duration = le.duration;
+    lo.renew_deadline = le.renew_deadline;
+    lo.retry = le.retry;
+    rt->elector = std::make_unique<LeaseElector>(std::move(lo), rt->verbs.get(), &rt->clock, &rt->lease_sleeper);
+  }
   // Pods of every namespace: those outside live.kubernetes.namespaces are
   // not tide's jobs, but they keep their nodes busy.
   rt->source = std::make_unique<InformerSource>(rt->watches.get(), &rt->clock, informers);

@@ -10,6 +10,8 @@
 
 #include "backends/kubernetes/kube_backend.h"
 #include "backends/kubernetes/kube_config.h"
+#include "backends/kubernetes/kube_counted.h"
+#include "backends/kubernetes/kube_lease.h"
 #include "config/config.h"
 
 namespace tide::backends::kube {
@@ -27,9 +29,13 @@ TranslateOptions TranslateOptionsFor(const config::Config& config);
 // the watch caches and a clock. Destroyed after the backend.
 struct KubernetesRuntime {
   RealClock clock;
+  RequestCounts requests;  // every request of both transports, for /metrics
   std::unique_ptr<Transport> verbs;
   std::unique_ptr<Transport> watches;
   std::unique_ptr<InformerSource> source;
+  RealSleeper lease_sleeper;
+  // live.kubernetes.leader_election, when a Lease is named; it uses `verbs`.
+  std::unique_ptr<LeaseElector> elector;
 };
 
 // The backend and what it runs on. Reads the kubeconfig (or the service

@@ -139,8 +139,13 @@ std::string ShapeOf(const std::vector<const Pod*>& pods, ObservedJob* j) {
   return "";
 }
 
+// The minMember of each PodGroup, by key: scheduler-plugins' and Volcano's.
+struct GroupSizes {
+  std::map<std::string, int> plugins, volcano;
+};
+
 ObservedJob TranslateGang(const GangOf& gang, const std::vector<const Pod*>& pods, const TranslateOptions& options,
-                          const TideNames& names, const std::map<std::string, int>& group_sizes,
+                          const TideNames& names, const GroupSizes& group_sizes,
                           const std::vector<int>& class_values) {
   ObservedJob j;
   j.key = gang.key;
@@ -183,10 +188,11 @@ ObservedJob TranslateGang(const GangOf& gang, const std::vector<const Pod*>& pod
   }
   int size = gang.size;
   std::string problem;
-  if (gang.from_pod_group) {
-    auto it = group_sizes.find(gang.key);
-    if (it == group_sizes.end()) {
-      problem = StrCat("its PodGroup ", gang.key, " does not exist");
+  if (gang.from_pod_group || gang.from_volcano) {
+    const auto& sizes = gang.from_volcano ? group_sizes.volcano : group_sizes.plugins;
+    auto it = sizes.find(gang.key);
+    if (it == sizes.end()) {
+      problem = StrCat("its ", gang.from_volcano ? "Volcano " : "", "PodGroup ", gang.key, " does not exist");
     } else {
       size = it->second;
     }
@@ -194,10 +200,13 @@ ObservedJob TranslateGang(const GangOf& gang, const std::vector<const Pod*>& pod
     problem = StrCat("its ", kKueueCountAnnotation, " annotation is missing or not a positive count");
   }
   if (problem.empty()) problem = ShapeOf(live, &j);
-  int bound = 0, running = 0;
+  int bound = 0, running = 0, unschedulable = 0;
   bool stopping = false;
   for (const Pod* p : live) {
-    if (p->node_name.empty()) continue;
+    if (p->node_name.empty()) {
+      unschedulable += MarkedUnschedulable(*p) ? 1 : 0;
+      continue;
+    }
     ++bound;
     running += p->phase == "Running" ? 1 : 0;
     stopping = stopping || p->meta.deleted.has_value();
@@ -208,21 +217,36 @@ ObservedJob TranslateGang(const GangOf& gang, const std::vector<const Pod*>& pod
   std::sort(j.nodes.begin(), j.nodes.end());
   std::sort(j.members.begin(), j.members.end());
   const int count = static_cast<int>(live.size());
+  // Why an unplaced gang cannot start yet, whoever places it ("" if it can).
+  std::string held = problem;
+  if (held.empty() && !first.scheduling_gates.empty()) {
+    held = StrCat("scheduling gates: ", StrJoin(first.scheduling_gates, ", "));
+  } else if (held.empty() && count < size) {
+    held = StrCat("its pods: ", count, " of ", size, " created");
+  }
+  if (options.autoscale_only && !stopping && bound < count) {
+    // Another scheduler places the pods: the gang is demand only for the
+    // pods it could not place, and only once it has tried every one of them.
+    j.nodes.clear();
+    j.members.clear();
+    j.start = Timestamp{};
+    j.workers = count - bound;
+    if (held.empty() && unschedulable < count - bound) {
+      held = StrCat("its scheduler (", first.scheduler_name, ") to try ", count - bound - unschedulable, " of its ",
+                    count - bound, " unbound pods");
+    }
+    j.phase = held.empty() ? JobPhase::kWaiting : JobPhase::kHeld;
+    j.waits_for = held;
+    if (j.submit == kInfiniteFuture) j.submit = Timestamp{};
+    return j;
+  }
   if (stopping) {
     j.phase = JobPhase::kStopping;
   } else if (bound > 0) {
     j.phase = bound == count && running == count ? JobPhase::kRunning : JobPhase::kStarting;
-  } else if (!problem.empty()) {
-    j.phase = JobPhase::kHeld;
-    j.waits_for = problem;
-  } else if (!first.scheduling_gates.empty()) {
-    j.phase = JobPhase::kHeld;
-    j.waits_for = StrCat("scheduling gates: ", StrJoin(first.scheduling_gates, ", "));
-  } else if (count < size) {
-    j.phase = JobPhase::kHeld;
-    j.waits_for = StrCat("its pods: ", count, " of ", size, " created");
   } else {
-    j.phase = JobPhase::kWaiting;
+    j.phase = held.empty() ? JobPhase::kWaiting : JobPhase::kHeld;
+    j.waits_for = held;
   }
   j.workers = bound > 0 ? bound : std::max(count, size);
   if (j.submit == kInfiniteFuture) j.submit = Timestamp{};
@@ -255,6 +279,11 @@ GangOf GangOfPod(const Pod& pod) {
     g.key = StrCat(ns, "/", group);
     g.size = 0;
     g.from_pod_group = true;
+  } else if (auto volcano = Annotation(pod, kVolcanoGroupAnnotation); !volcano.empty()) {
+    g.group = std::string(volcano);
+    g.key = StrCat(ns, "/", volcano);
+    g.size = 0;
+    g.from_volcano = true;
   } else if (auto kueue = Label(pod.meta, kKueueGroupLabel); !kueue.empty()) {
     g.group = std::string(kueue);
     g.key = StrCat(ns, "/", kueue);
@@ -264,6 +293,24 @@ GangOf GangOfPod(const Pod& pod) {
     g.key = StrCat(ns, "/", pod.meta.name);
   }
   return g;
+}
+
+bool JobPod(const Pod& pod, const TranslateOptions& options) {
+  if (options.autoscale_only) {
+    // Any scheduler's pods, but only those asking for GPUs: tide's pools are
+    // GPU pools, and other pods are for other node groups. Node daemons
+    // follow nodes; they never ask for one.
+    if ((pod.requests.gpus <= 0 && pod.requests.mig.empty()) || NodeDaemon(pod)) return false;
+  } else if (pod.scheduler_name != options.scheduler_name) {
+    return false;
+  }
+  return options.namespaces.empty() || std::find(options.namespaces.begin(), options.namespaces.end(),
+                                                 pod.meta.namespace_name) != options.namespaces.end();
+}
+
+bool MarkedUnschedulable(const Pod& pod) {
+  const Condition* c = pod.FindCondition("PodScheduled");
+  return c != nullptr && c->status == "False" && c->reason == "Unschedulable";
 }
 
 bool PodFitsPool(const Pod& pod, const PoolShape& pool) {
@@ -317,17 +364,14 @@ Observation Translate(const ClusterObjects& objects, const TranslateOptions& opt
   Observation obs;
   for (const Node& n : objects.nodes) obs.nodes.push_back(TranslateNode(n, names, pools, use));
 
-  std::map<std::string, int> group_sizes;
-  for (const PodGroup& g : objects.pod_groups) group_sizes[Key(g.meta)] = g.min_member;
+  GroupSizes group_sizes;
+  for (const PodGroup& g : objects.pod_groups) group_sizes.plugins[Key(g.meta)] = g.min_member;
+  for (const VolcanoPodGroup& g : objects.volcano_groups) group_sizes.volcano[Key(g.meta)] = g.min_member;
   // Gangs, in the order of their keys (the observation is the same whatever
   // order the watch caches hold the pods in).
   std::map<std::string, std::pair<GangOf, std::vector<const Pod*>>> gangs;
   for (const Pod& p : objects.pods) {
-    if (p.scheduler_name != options.scheduler_name) continue;
-    if (!options.namespaces.empty() && std::find(options.namespaces.begin(), options.namespaces.end(),
-                                                 p.meta.namespace_name) == options.namespaces.end()) {
-      continue;
-    }
+    if (!JobPod(p, options)) continue;
     GangOf g = GangOfPod(p);
     auto& entry = gangs[g.key];
     if (entry.second.empty()) entry.first = g;

@@ -5,13 +5,15 @@
 // recorded objects.
 //
 // - A gang is the pods of one scheduler-plugins PodGroup (pod label
-//   scheduling.x-k8s.io/pod-group; its minMember the size), or of one Kueue
-//   plain-pod group (label kueue.x-k8s.io/pod-group-name, annotation
-//   kueue.x-k8s.io/pod-group-total-count), or one pod alone. Its key is
-//   "namespace/group" ("namespace/pod" for a pod alone).
-// - Only pods that name tide's scheduler are jobs; every bound pod counts
-//   towards its node's GPUs in use and keeps it busy (DaemonSet and mirror
-//   pods aside, as cluster-autoscaler counts them).
+//   scheduling.x-k8s.io/pod-group; its minMember the size), of one Volcano
+//   PodGroup (pod annotation scheduling.k8s.io/group-name; its minMember),
+//   or of one Kueue plain-pod group (label kueue.x-k8s.io/pod-group-name,
+//   annotation kueue.x-k8s.io/pod-group-total-count), or one pod alone. Its
+//   key is "namespace/group" ("namespace/pod" for a pod alone).
+// - Only pods that name tide's scheduler are jobs (in autoscale-only mode:
+//   the pods asking for GPUs, whatever their scheduler); every bound pod
+//   counts towards its node's GPUs in use and keeps it busy (DaemonSet and
+//   mirror pods aside, as cluster-autoscaler counts them).
 // - A gang tide cannot run as asked (pods asking for different GPUs, more
 //   than one MIG slice per pod) is held, with the reason in waits_for, not an
 //   error: one bad job does not blind tide to the rest.
@@ -30,6 +32,7 @@ namespace tide::backends::kube {
 
 // Well-known names tide reads.
 inline constexpr std::string_view kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+inline constexpr std::string_view kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
 inline constexpr std::string_view kKueueGroupLabel = "kueue.x-k8s.io/pod-group-name";
 inline constexpr std::string_view kKueueCountAnnotation = "kueue.x-k8s.io/pod-group-total-count";
 inline constexpr std::string_view kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
@@ -67,6 +70,13 @@ struct TranslateOptions {
   // spec.priority picks the class with the greatest value not above it
   // (none: the configured default class).
   std::vector<int> class_values;
+  // Autoscale-only mode (live.kubernetes.mode: autoscale): another scheduler
+  // places every pod. Jobs are then the GPU pods of any scheduler, and a
+  // gang waits (is demand) only when every unbound pod of it is marked
+  // PodScheduled=False, reason Unschedulable, by its scheduler; its workers
+  // are those pods (its bound pods keep their nodes busy), so tide buys for
+  // all of them or none.
+  bool autoscale_only = false;
 };
 
 // The objects one observation is made from (the watch caches' contents).
@@ -74,6 +84,7 @@ struct ClusterObjects {
   std::vector<Pod> pods;
   std::vector<Node> nodes;
   std::vector<PodGroup> pod_groups;
+  std::vector<VolcanoPodGroup> volcano_groups;
 };
 
 // The shape a tide pool's nodes get: the pool label and the capacity type
@@ -88,12 +99,21 @@ struct GangOf {
   std::string key;
   std::string group;  // the PodGroup or Kueue group name; empty for a pod alone
   int size = 1;
-  bool from_pod_group = false;
+  bool from_pod_group = false;  // size from a scheduler-plugins PodGroup
+  bool from_volcano = false;    // size from a Volcano PodGroup
 };
 GangOf GangOfPod(const Pod& pod);
 
 // A pod that still counts: not ended, and not an unbound pod being deleted.
 bool LivePod(const Pod& pod);
+
+// Whether `pod` is one of tide's jobs' pods under `options` (its scheduler,
+// or in autoscale-only mode a GPU pod of any scheduler; in its namespaces).
+bool JobPod(const Pod& pod, const TranslateOptions& options);
+
+// Whether the pod's scheduler has marked it PodScheduled=False, reason
+// Unschedulable: it found no node with room.
+bool MarkedUnschedulable(const Pod& pod);
 
 // Whether a pod may run on a node of `pool`: its node selector and required
 // node affinity match the pool's labels, and it tolerates the pool's taints.

@@ -64,6 +64,130 @@ const ObservedJob* JobKeyed(const Observation& o, std::string_view key) {
   return nullptr;
 }
 
+// ---- Autoscale-only mode: another scheduler places the pods.
+
+TranslateOptions AutoscaleOptions() {
+  TranslateOptions o = Options();
+  o.autoscale_only = true;
+  return o;
+}
+
+Pod Unschedulable(Pod p) {
+  p.scheduler_name = "default-scheduler";
+  p.conditions.push_back({"PodScheduled", "False", "Unschedulable", "0/3 nodes are available"});
+  return p;
+}
+
+TEST(KubeTranslateTest, AutoscaleOnlyAGangWaitsOnceItsSchedulerFoundEveryPodUnschedulable) {
+  ClusterObjects objects;
+  objects.pods = {Unschedulable(InKueueGroup(MakePod("g-0", 8), "g", 2)),
+                  Unschedulable(InKueueGroup(MakePod("g-1", 8), "g", 2))};
+  Observation o = Translate(objects, AutoscaleOptions());
+  const ObservedJob* j = JobKeyed(o, "ml/g");
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->phase, JobPhase::kWaiting);
+  EXPECT_EQ(j->workers, 2);
+  EXPECT_EQ(j->gpus_per_worker, 8);
+  // The same pods are not tide's in schedule mode: another scheduler's.
+  EXPECT_EQ(JobKeyed(Translate(objects, Options()), "ml/g"), nullptr);
+}
+
+TEST(KubeTranslateTest, AutoscaleOnlyAGangWithAPodNotTriedYetIsHeld) {
+  ClusterObjects objects;
+  Pod untried = InKueueGroup(MakePod("g-1", 8), "g", 2);
+  untried.scheduler_name = "default-scheduler";
+  objects.pods = {Unschedulable(InKueueGroup(MakePod("g-0", 8), "g", 2)), untried};
+  Observation o1 = Translate(objects, AutoscaleOptions());
+  const ObservedJob* j = JobKeyed(o1, "ml/g");
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->phase, JobPhase::kHeld);
+  EXPECT_EQ(j->waits_for, "its scheduler (default-scheduler) to try 1 of its 2 unbound pods");
+  // Nor is a pod whose condition says something else.
+  objects.pods[1] = Unschedulable(objects.pods[1]);
+  objects.pods[1].conditions.back().reason = "SchedulerError";
+  Observation again = Translate(objects, AutoscaleOptions());
+  EXPECT_EQ(JobKeyed(again, "ml/g")->phase, JobPhase::kHeld);
+}
+
+TEST(KubeTranslateTest, AutoscaleOnlyAHalfPlacedGangAsksOnlyForItsUnplacedPods) {
+  // kube-scheduler placed one pod of three on the one free node: the gang
+  // needs capacity for the other two, all of it or none.
+  ClusterObjects objects;
+  Pod placed = InKueueGroup(MakePod("g-0", 8, "n1", "Running"), "g", 3);
+  placed.scheduler_name = "default-scheduler";
+  objects.pods = {placed, Unschedulable(InKueueGroup(MakePod("g-1", 8), "g", 3)),
+                  Unschedulable(InKueueGroup(MakePod("g-2", 8), "g", 3))};
+  objects.nodes = {MakeNode("n1", "a100-od", 8)};
+  Observation o = Translate(objects, AutoscaleOptions());
+  const ObservedJob* j = JobKeyed(o, "ml/g");
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->phase, JobPhase::kWaiting);
+  EXPECT_EQ(j->workers, 2);
+  EXPECT_TRUE(j->nodes.empty());
+  ASSERT_EQ(o.nodes.size(), 1u);
+  EXPECT_TRUE(o.nodes[0].busy);  // the placed pod keeps its node
+  EXPECT_EQ(o.nodes[0].gpus_used, 8);
+  // Once every pod is placed, it is a running gang like any other.
+  for (Pod& p : objects.pods) {
+    p.node_name = "n1";
+    p.phase = "Running";
+  }
+  Observation o2 = Translate(objects, AutoscaleOptions());
+  j = JobKeyed(o2, "ml/g");
+  EXPECT_EQ(j->phase, JobPhase::kRunning);
+  EXPECT_EQ(j->workers, 3);
+}
+
+TEST(KubeTranslateTest, AutoscaleOnlyVolcanoGroupsTakeTheirSizeFromThePodGroup) {
+  ClusterObjects objects;
+  for (const char* name : {"v-0", "v-1"}) {
+    Pod p = Unschedulable(MakePod(name, 4));
+    p.scheduler_name = "volcano";
+    p.meta.annotations[std::string(kVolcanoGroupAnnotation)] = "llm";
+    objects.pods.push_back(p);
+  }
+  Observation o3 = Translate(objects, AutoscaleOptions());
+  const ObservedJob* j = JobKeyed(o3, "ml/llm");
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->phase, JobPhase::kHeld);
+  EXPECT_EQ(j->waits_for, "its Volcano PodGroup ml/llm does not exist");
+  VolcanoPodGroup g;
+  g.meta.namespace_name = "ml";
+  g.meta.name = "llm";
+  g.min_member = 3;
+  objects.volcano_groups = {g};
+  Observation o4 = Translate(objects, AutoscaleOptions());
+  j = JobKeyed(o4, "ml/llm");
+  EXPECT_EQ(j->phase, JobPhase::kHeld);
+  EXPECT_EQ(j->waits_for, "its pods: 2 of 3 created");
+  objects.volcano_groups[0].min_member = 2;
+  Observation o5 = Translate(objects, AutoscaleOptions());
+  j = JobKeyed(o5, "ml/llm");
+  EXPECT_EQ(j->phase, JobPhase::kWaiting);
+  EXPECT_EQ(j->workers, 2);
+  // A scheduler-plugins PodGroup of the same name is another object.
+  PodGroup other;
+  other.meta = g.meta;
+  other.min_member = 9;
+  objects.pod_groups = {other};
+  Observation last = Translate(objects, AutoscaleOptions());
+  EXPECT_EQ(JobKeyed(last, "ml/llm")->workers, 2);
+}
+
+TEST(KubeTranslateTest, AutoscaleOnlyPodsWithoutGpusAndDaemonsAreNotJobs) {
+  ClusterObjects objects;
+  Pod web = Unschedulable(MakePod("web", 0));
+  Pod daemon = Unschedulable(MakePod("dcgm", 1));
+  daemon.meta.owners = {{"DaemonSet", "dcgm", "uid-2", true}};
+  Pod other_ns = Unschedulable(MakePod("x", 8));
+  other_ns.meta.namespace_name = "prod";
+  objects.pods = {web, daemon, other_ns};
+  TranslateOptions o = AutoscaleOptions();
+  EXPECT_EQ(Translate(objects, o).jobs.size(), 3u - 2u);
+  o.namespaces = {"ml"};
+  EXPECT_TRUE(Translate(objects, o).jobs.empty());
+}
+
 TEST(KubeTranslateTest, GangsComeFromPodGroupsKueueGroupsOrOnePod) {
   Pod a = MakePod("a", 8);
   a.meta.labels[std::string(kPodGroupLabel)] = "llm";

@@ -30,12 +30,20 @@ template <>
 ResourceInfo Info<PriorityClass>() { return {"scheduling.k8s.io/v1", "priorityclasses", false}; }
 template <>
 ResourceInfo Info<PodGroup>() { return {"scheduling.x-k8s.io/v1alpha1", "podgroups", true}; }
+template <>
+ResourceInfo Info<VolcanoPodGroup>() { return {"scheduling.volcano.sh/v1beta1", "podgroups", true}; }
 
 Result<Pod> Parse(const json& j, Pod*) { return ParsePod(j); }
 Result<Node> Parse(const json& j, Node*) { return ParseNode(j); }
 Result<PodDisruptionBudget> Parse(const json& j, PodDisruptionBudget*) { return ParsePodDisruptionBudget(j); }
 Result<PriorityClass> Parse(const json& j, PriorityClass*) { return ParsePriorityClass(j); }
 Result<PodGroup> Parse(const json& j, PodGroup*) { return ParsePodGroup(j); }
+Result<VolcanoPodGroup> Parse(const json& j, VolcanoPodGroup*) {
+  TIDE_ASSIGN_OR_RETURN(PodGroup g, ParsePodGroup(j));
+  VolcanoPodGroup v;
+  static_cast<PodGroup&>(v) = std::move(g);
+  return v;
+}
 
 std::string StringAt(const json& j, std::string_view a, std::string_view b) {
   if (!j.is_object()) return "";
@@ -281,5 +289,6 @@ template class Informer<Node>;
 template class Informer<PodDisruptionBudget>;
 template class Informer<PriorityClass>;
 template class Informer<PodGroup>;
+template class Informer<VolcanoPodGroup>;
 
 }  // namespace tide::backends::kube

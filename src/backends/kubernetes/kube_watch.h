@@ -140,7 +140,7 @@ class InformerBase {
 };
 
 // A list+watch cache of T (Pod, Node, PodDisruptionBudget, PriorityClass,
-// PodGroup), keyed by Key(meta).
+// PodGroup, VolcanoPodGroup), keyed by Key(meta).
 template <typename T>
 class Informer final : public InformerBase {
  public:
@@ -172,6 +172,7 @@ using NodeInformer = Informer<Node>;
 using PodDisruptionBudgetInformer = Informer<PodDisruptionBudget>;
 using PriorityClassInformer = Informer<PriorityClass>;
 using PodGroupInformer = Informer<PodGroup>;
+using VolcanoPodGroupInformer = Informer<VolcanoPodGroup>;
 
 }  // namespace tide::backends::kube
 
