@@ -332,6 +332,8 @@ class Scraper(threading.Thread):
         self.scrapes = 0
         self.scrape_errors = 0
         self.last_loops = None
+        self.last_duration = None
+        self.durations = []  # (t_ms, tide_loop_duration_seconds), one a loop
 
     def scrape_tide(self):
         c = http.client.HTTPConnection("127.0.0.1", self.args.tide_port, timeout=10)
@@ -367,13 +369,18 @@ class Scraper(threading.Thread):
                 loops = m.get(("tide_loops_total", ""))
                 dur = m.get(("tide_loop_duration_seconds", ""))
                 self.has_duration |= dur is not None
+                # tide sets the duration after the loop that counts it: take
+                # each new value of the gauge as one loop's.
+                if dur is not None and dur != self.last_duration:
+                    self.last_duration = dur
+                    self.durations.append((t, dur))
                 if loops is not None and loops != self.last_loops:
                     self.last_loops = loops
                     self.loops.append((t, loops, dur, thread_cpu_s(self.args.tide_pid, self.args.tide_pid)))
                 verbs = {}
                 for (name, labels), v in m.items():
                     if name == "tide_kube_requests_total":
-                        vm = re.search(r'verb="([^"]*)"', labels)
+                        vm = re.search(r'(?:verb|kind)="([^"]*)"', labels)
                         verbs[vm.group(1) if vm else labels] = verbs.get(vm.group(1) if vm else labels, 0) + v
                 if verbs:
                     self.has_requests = True
@@ -401,11 +408,12 @@ def rates(samples, window_ms=5000):
         return None
     tot = [(t, sum(v.values())) for t, v in samples]
     mean = (tot[-1][1] - tot[0][1]) / ((tot[-1][0] - tot[0][0]) / 1000)
+    # Over the shortest span of at least window_ms that ends at each sample.
     peak, j = 0.0, 0
     for i in range(len(tot)):
-        while tot[i][0] - tot[j][0] > window_ms:
+        while j + 1 < i and tot[i][0] - tot[j + 1][0] >= window_ms:
             j += 1
-        if i > j and tot[i][0] - tot[j][0] >= window_ms * 0.8:
+        if i > j and tot[i][0] - tot[j][0] >= window_ms:
             peak = max(peak, (tot[i][1] - tot[j][1]) / ((tot[i][0] - tot[j][0]) / 1000))
     return {"mean_per_s": mean, "peak_per_s_5s": peak, "total": tot[-1][1] - tot[0][1]}
 
@@ -455,12 +463,12 @@ def analyse(args, gangs, cluster, scraper, wall_s, interval_s, pids):
                     "added_to_ready_ms": summary(ready_lag)}
     # tide's loops: the metric when there is one, else the gap between two loop
     # ends seen less the loop interval (tide sleeps the interval in 0.1 s steps
-    # after each loop), and the main thread's CPU time per loop.
+    # after each loop; only right for a tide whose loop runs on its timer
+    # alone, not on watch events), and the main thread's CPU time per loop.
     loops = scraper.loops
     durs, gaps, cpu = [], [], []
+    durs = [d * 1000 for _, d in scraper.durations]
     for (t0, n0, _, c0), (t1, n1, d1, c1) in zip(loops, loops[1:]):
-        if d1 is not None:
-            durs.append(d1 * 1000)
         if n1 - n0 == 1:
             gaps.append(max(0.0, t1 - t0 - interval_s * 1000 - 50))
             if c0 is not None and c1 is not None:

@@ -97,7 +97,7 @@ TIDE_PID=$!
 for _ in $(seq 1 100); do grep -q "tide: started" "$DIR/tide/tide.log" && break; sleep 0.1; done
 grep -q "tide: started" "$DIR/tide/tide.log" || { echo "tide did not start"; cat "$DIR/tide/tide.log"; exit 1; }
 HTTP_PORT=$(grep -o 'http on 127.0.0.1:[0-9]*' "$DIR/tide/tide.log" | head -1 | cut -d: -f2)
-note "tide $("$TIDE" --version 2>/dev/null | head -1) runs as PID $TIDE_PID, http on $HTTP_PORT; $NODES nodes, $PODS pods, $WAVES waves every ${WAVE_INTERVAL}s"
+note "tide $("$TIDE" --version 2>/dev/null | head -1) ($TIDE, built $(date -r "$TIDE" +%FT%T)) runs as PID $TIDE_PID, http on $HTTP_PORT; $NODES nodes, $PODS pods, $WAVES waves every ${WAVE_INTERVAL}s"
 
 mkdir -p "$(dirname "$OUT")"
 loop_s=$(echo "$LOOP" | sed 's/s$//')
