@@ -350,8 +350,15 @@ void Controller::Place(Built* built, Timestamp now, LoopReport* r) {
   for (size_t i = 0; i < built->state.jobs.size(); ++i) jobs[built->state.jobs[i].id] = i;
   for (size_t i = 0; i < built->state.nodes.size(); ++i) nodes[built->state.nodes[i].id] = i;
   const bool acting = !options_.dry_run && !paused_;
+  int workers_bound = 0;
   for (const auto& p : out.placements) {
     if (acting) {
+      // Each worker is a binding, a round trip to the manager: past the
+      // loop's share, the rest wait, pending, for the next loop (which a
+      // watch event starts at once), so that a loop stays short and a
+      // scale-up is never held behind thousands of bindings.
+      if (workers_bound >= kMaxWorkersBoundPerLoop) break;
+      for (const auto& sh : p.shares) workers_bound += sh.workers;
       LiveView view(built, store_);
       const int binds = r->acted.binds;
       Status s = applier_.Place(p, view, now, &r->acted);

@@ -41,6 +41,10 @@
 
 namespace tide::controller {
 
+// The most workers (Kubernetes: pods) one loop binds; the rest are placed by
+// the next loops (docs/live.md, "The loop").
+inline constexpr int kMaxWorkersBoundPerLoop = 100;
+
 struct ControllerOptions {
   bool dry_run = false;  // decide and print; change nothing, write no state
   std::string fault;     // LiveListener's fault injection (tests only; from $TIDE_FAULT)

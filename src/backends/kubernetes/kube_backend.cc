@@ -79,7 +79,8 @@ KubernetesBackend::KubernetesBackend(KubernetesBackendOptions options, Transport
       names_(options_.translate.label_prefix),
       client_(transport),
       source_(source),
-      clock_(clock) {
+      clock_(clock),
+      notes_(options_.note_workers, /*capacity=*/20000) {
   caps_.name = "kubernetes";
   // Autoscale-only mode: another scheduler places the pods; tide never binds.
   caps_.schedules_itself = options_.translate.autoscale_only;
@@ -126,7 +127,7 @@ void KubernetesBackend::Tell(const Pod& pod, std::string_view reason, std::strin
   e.message = std::string(message);
   e.warning = warning;
   // An Event is for people: its failure changes nothing tide decided.
-  (void)client_.PostEvent(e, clock_->Now());
+  notes_.Post([this, e = std::move(e), now = clock_->Now()] { (void)client_.PostEvent(e, now); });
 }
 
 void KubernetesBackend::TellNode(const std::string& node, std::string_view reason, std::string_view message) {
@@ -139,7 +140,7 @@ void KubernetesBackend::TellNode(const std::string& node, std::string_view reaso
   }
   e.reason = std::string(reason);
   e.message = std::string(message);
-  (void)client_.PostEvent(e, clock_->Now());
+  notes_.Post([this, e = std::move(e), now = clock_->Now()] { (void)client_.PostEvent(e, now); });
 }
 
 Status KubernetesBackend::Cordon(const std::string& node, const Reason& why) {
@@ -228,21 +229,38 @@ Status KubernetesBackend::Bind(const std::string& job, const std::vector<NodeWor
   // Every pod or none: a binding that fails has the pods bound before it
   // evicted again (their controller recreates them, waiting), so that a
   // half-bound gang never holds nodes.
-  std::vector<const Pod*> bound;
-  size_t next = 0;
-  for (const auto& w : where) {
-    for (int i = 0; i < w.workers; ++i, ++next) {
-      const Pod* p = waiting[next];
-      Status s = client_.BindPod(p->meta.namespace_name, p->meta.name, w.node, p->meta.uid);
-      if (!s.ok()) {
-        for (const Pod* b : bound) (void)client_.EvictPod(b->meta.namespace_name, b->meta.name, Seconds(0));
-        return Status(s.code(), StrCat("kubernetes: job ", job, ": binding pod ", p->meta.name, " to ", w.node,
-                                       " failed, the gang's other bindings undone: ", Message(s)));
-      }
-      bound.push_back(p);
-    }
+  std::vector<std::string> node_of;  // by waiting pod
+  for (const auto& w : where) node_of.insert(node_of.end(), static_cast<size_t>(w.workers), w.node);
+  // Up to bind_parallelism bindings at once (each is a round trip to the
+  // API server); a round with a failure is the last.
+  std::vector<Status> result(waiting.size(), absl::CancelledError("not tried"));
+  const size_t width = static_cast<size_t>(std::max(1, options_.bind_parallelism));
+  auto bind = [&](size_t i) {
+    const Pod* p = waiting[i];
+    result[i] = client_.BindPod(p->meta.namespace_name, p->meta.name, node_of[i], p->meta.uid);
+  };
+  bool failed = false;
+  for (size_t from = 0; from < waiting.size() && !failed; from += width) {
+    const size_t to = std::min(waiting.size(), from + width);
+    if (width == 1) {
+      bind(from);
+    } else {
+      std::vector<std::jthread> round;
+      for (size_t i = from; i < to; ++i) round.emplace_back(bind, i);
+    }  // joined here
+    for (size_t i = from; i < to; ++i) failed = failed || !result[i].ok();
   }
-  next = 0;
+  if (failed) {
+    size_t first = 0;
+    while (result[first].ok()) ++first;
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (result[i].ok()) (void)client_.EvictPod(waiting[i]->meta.namespace_name, waiting[i]->meta.name, Seconds(0));
+    }
+    const Status& s = result[first];
+    return Status(s.code(), StrCat("kubernetes: job ", job, ": binding pod ", waiting[first]->meta.name, " to ",
+                                   node_of[first], " failed, the gang's other bindings undone: ", Message(s)));
+  }
+  size_t next = 0;
   for (const auto& w : where) {
     for (int i = 0; i < w.workers; ++i, ++next) {
       Tell(*waiting[next], "Scheduled",
@@ -268,8 +286,11 @@ Status KubernetesBackend::Explain(const std::string& job, const std::string& why
       Tell(*p, "Waiting", why, false);
       continue;
     }
-    TIDE_RETURN_IF_ERROR(
-        client_.SetPodScheduled(p->meta.namespace_name, p->meta.name, "False", "Unschedulable", why, clock_->Now()));
+    // For people too (what `kubectl describe` and cluster-autoscaler read):
+    // sent beside the loop, like the Events.
+    notes_.Post([this, ns = p->meta.namespace_name, name = p->meta.name, why, now = clock_->Now()] {
+      (void)client_.SetPodScheduled(ns, name, "False", "Unschedulable", why, now);
+    });
     // And an Event, so that `kubectl describe` and event streams show tide's
     // decision (a scale-up, a limit) as they show the scheduler's.
     Tell(*p, "Waiting", why, false);

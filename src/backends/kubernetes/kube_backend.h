@@ -33,6 +33,7 @@
 
 #include "backends/kubernetes/kube_client.h"
 #include "backends/kubernetes/kube_http.h"
+#include "backends/kubernetes/kube_notes.h"
 #include "backends/kubernetes/kube_translate.h"
 #include "backends/kubernetes/kube_watch.h"
 #include "backends/workload.h"
@@ -74,6 +75,11 @@ class InformerSource final : public ObjectSource {
 
 struct KubernetesBackendOptions {
   TranslateOptions translate;
+  // Threads that send Events and PodScheduled messages beside the loop
+  // (kube_notes.h); 0: each is sent at once, in the calling thread (tests).
+  int note_workers = 0;
+  // Bindings of one gang sent at once; 1: one after another (tests).
+  int bind_parallelism = 1;
 };
 
 class KubernetesBackend final : public WorkloadManager {
@@ -94,7 +100,8 @@ class KubernetesBackend final : public WorkloadManager {
   Status Resize(const std::string& job, const ResizeOrder& order, const Reason& why) override;
   // Sets PodScheduled=False, reason Unschedulable, on the gang's waiting
   // pods, with `why` as the message (what cluster-autoscaler and people
-  // read), and posts it as a "Waiting" Event on each.
+  // read), and posts it as a "Waiting" Event on each; both are notes
+  // (kube_notes.h), sent beside the loop.
   Status Explain(const std::string& job, const std::string& why) override;
   Result<std::string> RegisterNode(int pool, const std::vector<std::string>& taken) override;
   Status RemoveNode(const std::string& node) override;
@@ -114,6 +121,7 @@ class KubernetesBackend final : public WorkloadManager {
   const Clock* clock_;
   Capabilities caps_;
   ClusterObjects last_;  // what the last Observe saw
+  NoteWriter notes_;      // declared after client_: its workers stop before the client goes
   std::map<int, int> next_index_;  // by pool: the last index RegisterNode handed out
   bool observed_ = false;
 };

@@ -231,6 +231,40 @@ struct HttpTransport::Impl {
     return std::string(StripWhitespace(*text));
   }
 
+  // Idle clients whose connection (TLS included) the next request reuses:
+  // a fresh connection per request costs a TCP and a TLS handshake on both
+  // sides, which at thousands of bindings a minute is most of the work.
+  // A client is used by one request at a time; it goes back here only after
+  // a whole reply, and is dropped on any failure or deadline.
+  static constexpr size_t kMaxIdle = 16;
+  std::mutex idle_mu;
+  std::vector<std::unique_ptr<httplib::ClientImpl>> idle;
+
+  Result<std::unique_ptr<httplib::ClientImpl>> TakeClient() {
+    std::unique_ptr<httplib::ClientImpl> client;
+    {
+      std::lock_guard lock(idle_mu);
+      if (!idle.empty()) {
+        client = std::move(idle.back());
+        idle.pop_back();
+      }
+    }
+    if (client == nullptr) {
+      TIDE_ASSIGN_OR_RETURN(client, NewClient(options.read_timeout));
+      client->set_keep_alive(true);
+      return client;
+    }
+    // The token is read for every request (a projected token rotates).
+    TIDE_ASSIGN_OR_RETURN(std::string token, Token());
+    if (!token.empty()) client->set_bearer_token_auth(token.c_str());
+    return client;
+  }
+
+  void GiveBack(std::unique_ptr<httplib::ClientImpl> client) {
+    std::lock_guard lock(idle_mu);
+    if (idle.size() < kMaxIdle) idle.push_back(std::move(client));
+  }
+
   // A fresh client for one call: the token is read now.
   Result<std::unique_ptr<httplib::ClientImpl>> NewClient(Duration read_timeout) const {
     std::unique_ptr<httplib::ClientImpl> client;
@@ -315,7 +349,7 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(const Connection& c
 Result<Reply> HttpTransport::Request(std::string_view method, std::string_view path_with_query, std::string_view body,
                                      std::string_view content_type) {
   const SigpipeBlock no_sigpipe;  // outlives the client, whose destructor may write
-  TIDE_ASSIGN_OR_RETURN(auto client, impl_->NewClient(impl_->options.read_timeout));
+  TIDE_ASSIGN_OR_RETURN(auto client, impl_->TakeClient());
   httplib::Request req;
   req.method = std::string(method);
   req.path = StrCat(impl_->url.prefix, path_with_query);
@@ -332,7 +366,9 @@ Result<Reply> HttpTransport::Request(std::string_view method, std::string_view p
                                               ": no whole reply within ", FormatDuration(impl_->options.read_timeout)));
   }
   if (!res) return impl_->Failed(*client, res.error(), StrCat(method, " ", path_with_query));
-  return Reply{res->status, std::move(res->body)};
+  Reply reply{res->status, std::move(res->body)};
+  if (!expired) impl_->GiveBack(std::move(client));
+  return reply;
 }
 
 Status HttpTransport::Watch(std::string_view path_with_query, const LineHandler& on_line, std::stop_token stop,

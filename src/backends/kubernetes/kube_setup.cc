@@ -64,6 +64,10 @@ Result<std::unique_ptr<KubernetesBackend>> MakeKubernetesBackend(const config::C
   rt->source = std::make_unique<InformerSource>(rt->watches.get(), &rt->clock, informers);
   KubernetesBackendOptions options;
   options.translate = TranslateOptionsFor(config);
+  // Events and PodScheduled messages go beside the loop, four at a time.
+  options.note_workers = 4;
+  // A gang's bindings, eight at a time.
+  options.bind_parallelism = 8;
   auto backend = std::make_unique<KubernetesBackend>(std::move(options), rt->verbs.get(), rt->source.get(), &rt->clock);
   *runtime = std::move(rt);
   return backend;

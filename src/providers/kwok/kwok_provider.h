@@ -95,17 +95,18 @@ class KwokProvider final : public CloudProvider {
 
   std::string Name() const override { return "kwok"; }
 
-  // Sweeps, then returns the node carrying request.idempotency_key if there
-  // is one (buying nothing), else POSTs the Node request.node, ready at
-  // now + request.boot_delay. AlreadyExists when a
+  // POSTs the Node request.node, ready at now + request.boot_delay; if it
+  // exists already carrying request.idempotency_key (a create whose reply
+  // was lost), returns it, buying nothing. AlreadyExists when a
   // node of that name exists with another key (or was not made by tide).
   Result<Instance> Create(const CreateRequest& request, Timestamp now) override;
   // DELETEs the Node; one already gone is OK.
   Status Delete(const std::string& instance_id, const std::string& idempotency_key, Timestamp now) override;
   // Sweeps, then every Node labelled P/provider=kwok.
   Result<std::vector<Instance>> List(Timestamp now) override;
-  // Sweeps, then the notices still in force (at > now); the nodes whose
-  // notice has passed were deleted by the sweep.
+  // Sweeps (or takes the nodes of a List at the same `now`), then the
+  // notices still in force (at > now); the nodes whose notice has passed
+  // were deleted by the sweep.
   Result<std::vector<Interruption>> Interruptions(Timestamp now) override;
 
   // Announces that `node` is taken away at `at`: adds the taint
@@ -126,6 +127,11 @@ class KwokProvider final : public CloudProvider {
   // Lists tide's kwok nodes and deletes those whose interruption notice has
   // run out. Returns the nodes still there.
   Result<std::vector<backends::kube::Node>> Sweep(Timestamp now);
+  // The nodes of List's sweep, for an Interruptions call at the same `now`.
+  std::vector<backends::kube::Node> swept_;
+  Timestamp swept_at_ = kInfinitePast;
+  // Idempotency key -> node name: of the last List, and of creates since.
+  std::map<std::string, std::string> key_nodes_;
   Result<Instance> ToInstance(const backends::kube::Node& node, Timestamp now) const;
 
   Options options_;

@@ -151,8 +151,9 @@ TEST_F(KwokProviderTest, CreateIsIdempotentOnTheKey) {
 TEST_F(KwokProviderTest, CreateAfterALostReplyReturnsTheNodeMade) {
   auto first = provider_.Create(Request("gpu-1", "key-1"), kNow);
   ASSERT_TRUE(first.ok()) << first.status();
-  api_.injected.push_back(Reply{200, R"({"kind":"NodeList","metadata":{"resourceVersion":"1"},"items":[]})"});
-  auto again = provider_.Create(Request("gpu-1", "key-1"), kNow);
+  // A provider that never saw it made (a new process) tries the POST.
+  KwokProvider fresh(Options(), &client_);
+  auto again = fresh.Create(Request("gpu-1", "key-1"), kNow);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->id, first->id);
   EXPECT_EQ(api_.size(), 1u);
@@ -353,7 +354,6 @@ TEST_F(KwokProviderTest, AnUnreadableTimeAnnotationIsUnavailable) {
 }
 
 TEST_F(KwokProviderTest, ARefusedRequestStaysInvalidArgument) {
-  api_.injected.push_back(Reply{200, R"({"kind":"NodeList","metadata":{"resourceVersion":"1"},"items":[]})"});
   api_.injected.push_back(
       Reply{422, R"({"kind":"Status","reason":"Invalid","message":"Node \"GPU_1\" is invalid: metadata.name"})"});
   auto made = provider_.Create(Request("GPU_1", "key-1"), kNow);
