@@ -279,6 +279,7 @@ int Run(const RunArgs& args) {
   controller::ControllerOptions co;
   co.dry_run = args.dry_run;
   if (const char* fault = std::getenv("TIDE_FAULT")) co.fault = fault;
+  if (backends::Leadership* l = backend->leadership; l != nullptr) co.may_act = [l] { return l->Leading(); };
   controller::Controller ctl(*cfg, std::move(*autoscaler), backend->manager.get(), provider.get(), store->get(),
                              prometheus.get(), co, log);
 

@@ -46,8 +46,14 @@ std::string StoreJournal::PoolName(int pool) const {
              : std::string();
 }
 
+Status StoreJournal::Fence(std::string_view what) const {
+  if (!may_act_ || may_act_()) return OkStatus();
+  return absl::AbortedError(StrCat("not done: ", what, ": this replica no longer leads (its leader Lease lapsed)"));
+}
+
 Result<std::string> StoreJournal::BeginCreate(const std::string& node, int pool, std::string_view reason,
                                               Timestamp now) {
+  TIDE_RETURN_IF_ERROR(Fence(StrCat("create node ", node)));
   std::string key = StrCat("create-", node, "-", ToUnixSeconds(now), "-", ++seq_);
   TIDE_RETURN_IF_ERROR(Noted(
       store_->BeginAction({key, "create", node, "", PoolName(pool), "pending", now, now, std::string(reason)})));
@@ -88,6 +94,7 @@ void StoreJournal::MarkReleasing(const std::string& node) {
 
 Result<std::string> StoreJournal::BeginDelete(const std::string& node, const std::string& instance, int pool,
                                               Timestamp now) {
+  TIDE_RETURN_IF_ERROR(Fence(StrCat("delete node ", node)));
   std::string key = StrCat("delete-", instance);
   Status begun = Noted(store_->BeginAction({key, "delete", node, "", PoolName(pool), "pending", now, now, instance}));
   if (!begun.ok() && !absl::IsAlreadyExists(begun)) return begun;
@@ -100,6 +107,7 @@ Status StoreJournal::FinishDelete(const std::string& key, const std::string& ins
 }
 
 Result<bool> StoreJournal::BeginStop(apply::PendingStop* stop, int restarts, Timestamp now) {
+  TIDE_RETURN_IF_ERROR(Fence(StrCat("stop job ", stop->job)));
   stop->record = StrCat("stop-", stop->job, "-", restarts);
   Status begun =
       Noted(store_->BeginAction({stop->record, "signal", "", stop->job, "", "pending", now, now, EncodeStop(*stop)}));

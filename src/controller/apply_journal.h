@@ -9,6 +9,7 @@
 #ifndef TIDE_CONTROLLER_APPLY_JOURNAL_H_
 #define TIDE_CONTROLLER_APPLY_JOURNAL_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,12 @@ class StoreJournal final : public apply::Journal {
   void FinishStop(const apply::PendingStop& stop, std::string_view outcome, double lost_gpu_seconds,
                   std::string_view detail, Timestamp now) override;
 
+  // A fence: asked before each create, delete and stop is recorded (and so
+  // before it is done). False refuses the step (Aborted, "this replica no
+  // longer leads"), so that a replica whose leader Lease lapsed in the
+  // middle of a long loop does nothing more in it. Unset: always true.
+  void set_may_act(std::function<bool()> may_act) { may_act_ = std::move(may_act); }
+
   // The first write the store failed since the last call (OK if none): a
   // state file that is full, read-only or broken. A refusal that is part of
   // the protocol (AlreadyExists: the step is recorded already) is not one.
@@ -48,11 +55,14 @@ class StoreJournal final : public apply::Journal {
   std::string PoolName(int pool) const;
   // Remembers `s` if it is the store failing to write; returns it.
   Status Noted(Status s);
+  // OK, or Aborted when the fence says this replica may not act.
+  Status Fence(std::string_view what) const;
 
   const config::Config* config_;
   Store* store_;
   int64_t seq_ = 0;  // makes create keys unique within a second
   Status write_error_;
+  std::function<bool()> may_act_;
 };
 
 // True when `s` is the store failing (the file is busy, full, read-only,

@@ -55,7 +55,9 @@ Controller::Controller(const config::Config& config, autoscale::Autoscaler autos
       listener_(&memory_, store, log_, options_.fault),
       applier_(&config_.cluster,
                apply::ApplyOptions{.checkpoint_grace = config.live.jobs.checkpoint_grace},
-               manager, &watched_, &journal_, &listener_) {}
+               manager, &watched_, &journal_, &listener_) {
+  if (options_.may_act) journal_.set_may_act(options_.may_act);
+}
 
 namespace {
 

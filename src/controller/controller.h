@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,9 @@ struct ControllerOptions {
   std::string fault;     // LiveListener's fault injection (tests only; from $TIDE_FAULT)
   // How long the store keeps the live status page's samples and job starts.
   Duration history = kHistoryKept;
+  // Leader election: whether this replica may still act, asked before each
+  // create, delete and stop (StoreJournal::set_may_act). Unset: always.
+  std::function<bool()> may_act;
 };
 
 // What one loop saw and did, for the log and /status.

@@ -372,5 +372,28 @@ TEST(LiveCluster, RemembersIdleReclaimsForTheSnapshot) {
   EXPECT_EQ(r.Build().state.jobs[0].reclaimed, true);
 }
 
+
+TEST(StoreJournalTest, AReplicaThatNoLongerLeadsRecordsAndDoesNothing) {
+  Rig r;
+  bool leading = true;
+  r.journal.set_may_act([&leading] { return leading; });
+  auto key = r.journal.BeginCreate("gpu1", 0, "test", kNow);
+  ASSERT_TRUE(key.ok()) << key.status();
+  leading = false;
+  auto refused = r.journal.BeginCreate("gpu2", 0, "test", kNow);
+  EXPECT_TRUE(absl::IsAborted(refused.status())) << refused.status();
+  EXPECT_NE(std::string(refused.status().message()).find("create node gpu2: this replica no longer leads"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_FALSE(IsStoreFailure(refused.status()));  // not the state file's fault
+  EXPECT_TRUE(absl::IsAborted(r.journal.BeginDelete("gpu1", "i-1", 0, kNow).status()));
+  apply::PendingStop stop;
+  stop.job = "42";
+  EXPECT_TRUE(absl::IsAborted(r.journal.BeginStop(&stop, 0, kNow).status()));
+  auto pending = r.store->PendingActions();
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ(pending->size(), 1u);  // only the create made while leading
+}
+
 }  // namespace
 }  // namespace tide::controller
