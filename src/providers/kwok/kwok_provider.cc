@@ -241,8 +241,6 @@ Result<std::vector<Instance>> KwokProvider::List(Timestamp now) {
       key_nodes_[*key] = n.meta.name;
     }
   }
-  swept_ = nodes;
-  swept_at_ = now;
   std::vector<Instance> out;
   out.reserve(nodes.size());
   for (const kube::Node& n : nodes) {
@@ -253,15 +251,7 @@ Result<std::vector<Instance>> KwokProvider::List(Timestamp now) {
 }
 
 Result<std::vector<Interruption>> KwokProvider::Interruptions(Timestamp now) {
-  // The loop asks right after List: that list serves, rather than a second
-  // one of every node.
-  std::vector<kube::Node> nodes;
-  if (swept_at_ == now) {
-    nodes = std::move(swept_);
-    swept_at_ = kInfinitePast;
-  } else {
-    TIDE_ASSIGN_OR_RETURN(nodes, Sweep(now));
-  }
+  TIDE_ASSIGN_OR_RETURN(std::vector<kube::Node> nodes, Sweep(now));
   std::vector<Interruption> out;
   for (const kube::Node& n : nodes) {
     TIDE_ASSIGN_OR_RETURN(std::optional<Timestamp> at, TimeAnnotation(n, interruption_at_annotation_));

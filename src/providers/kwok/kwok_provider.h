@@ -104,9 +104,8 @@ class KwokProvider final : public CloudProvider {
   Status Delete(const std::string& instance_id, const std::string& idempotency_key, Timestamp now) override;
   // Sweeps, then every Node labelled P/provider=kwok.
   Result<std::vector<Instance>> List(Timestamp now) override;
-  // Sweeps (or takes the nodes of a List at the same `now`), then the
-  // notices still in force (at > now); the nodes whose notice has passed
-  // were deleted by the sweep.
+  // Sweeps, then the notices still in force (at > now); the nodes whose
+  // notice has passed were deleted by the sweep.
   Result<std::vector<Interruption>> Interruptions(Timestamp now) override;
 
   // Announces that `node` is taken away at `at`: adds the taint
@@ -127,9 +126,7 @@ class KwokProvider final : public CloudProvider {
   // Lists tide's kwok nodes and deletes those whose interruption notice has
   // run out. Returns the nodes still there.
   Result<std::vector<backends::kube::Node>> Sweep(Timestamp now);
-  // The nodes of List's sweep, for an Interruptions call at the same `now`.
-  std::vector<backends::kube::Node> swept_;
-  Timestamp swept_at_ = kInfinitePast;
+
   // Idempotency key -> node name: of the last List, and of creates since.
   std::map<std::string, std::string> key_nodes_;
   Result<Instance> ToInstance(const backends::kube::Node& node, Timestamp now) const;

@@ -422,5 +422,18 @@ TEST(KwokConfigTest, AKubeconfigThatCannotBeReadIsAnError) {
   EXPECT_THAT(Msg(p.status()), HasSubstr("/nonexistent/kubeconfig"));
 }
 
+
+// Interruptions reuses List's sweep only when nothing came between: a notice
+// injected after the List is seen at once, in the same second.
+TEST_F(KwokProviderTest, InterruptionsAfterAnInjectionSeeItInTheSameSecond) {
+  ASSERT_TRUE(provider_.Create(Request("gpu-1", "key-1"), kNow).ok());
+  ASSERT_TRUE(provider_.List(kNow).ok());
+  ASSERT_TRUE(provider_.InjectInterruption("gpu-1", kNow + Seconds(30)).ok());
+  auto notices = provider_.Interruptions(kNow);
+  ASSERT_TRUE(notices.ok()) << notices.status();
+  ASSERT_EQ(notices->size(), 1u);
+  EXPECT_EQ((*notices)[0].node, "gpu-1");
+}
+
 }  // namespace
 }  // namespace tide::providers
