@@ -1,17 +1,20 @@
 #include "backends/kubernetes/kube_counted.h"
 
+#include <iterator>
+
 #include "core/strings.h"
 
 namespace tide::backends::kube {
 namespace {
 
 constexpr std::string_view kKindNames[] = {"list", "watch", "get", "post", "put", "patch", "delete", "other"};
+constexpr int kOther = static_cast<int>(std::size(kKindNames)) - 1;
 
 int KindIndex(std::string_view kind) {
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < kOther; ++i) {
     if (kKindNames[i] == kind) return i;
   }
-  return 7;
+  return kOther;
 }
 
 std::string_view KindOf(std::string_view method, std::string_view path) {
@@ -28,6 +31,8 @@ std::string_view KindOf(std::string_view method, std::string_view path) {
 }
 
 }  // namespace
+
+static_assert(std::size(kKindNames) == RequestCounts::kKinds);
 
 void RequestCounts::Add(std::string_view kind) { counts_[KindIndex(kind)].fetch_add(1, std::memory_order_relaxed); }
 

@@ -24,9 +24,9 @@ class RequestCounts {
   // zeros included, so that a rate() has a series from the start.
   std::string Exposition() const;
 
+  static constexpr int kKinds = 8;  // fixed, so no lock is needed
+
  private:
-  // Fixed kinds, so no lock is needed.
-  static constexpr int kKinds = 8;
   std::atomic<int64_t> counts_[kKinds] = {};
 };
 
